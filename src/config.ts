@@ -1,0 +1,105 @@
+/**
+ * Every setting of the service (CONTRACT section 10), read once from the environment and
+ * command-line flags into one frozen object shared by the CLI and the server. A bad value
+ * stops start-up with a ConfigError naming the setting.
+ */
+
+export const DEFAULT_DATABASE_URL = 'sqlite:./data/folder-service.db'
+export const DEFAULT_RATE_LIMIT_PER_MINUTE = 6000
+
+export interface Config {
+  /** `postgres://...`, `postgresql://...`, `sqlite:PATH` or a plain file path */
+  databaseUrl: string
+  host: string
+  port: number
+  logLevel: string
+  /** requests per minute per session (per address when unauthenticated); 0: off */
+  rateLimitPerMinute: number
+  /** origins allowed to call with credentials; empty: CORS off */
+  corsOrigins: readonly string[]
+  /** PostgreSQL connections per process */
+  dbPoolSize: number
+  /** how long to wait for a new database connection */
+  dbConnectTimeoutMs: number
+  /** longest a query may run before it is cancelled (PostgreSQL statement_timeout) */
+  dbStatementTimeoutMs: number
+  /** how long SQLite waits for a lock held by another process */
+  sqliteBusyTimeoutMs: number
+  /** HTTP keep-alive; longer than the usual load balancer idle timeout (60 s) */
+  keepAliveTimeoutMs: number
+  /** longest a whole request may take to arrive */
+  requestTimeoutMs: number
+  /** longest graceful shutdown may take before the process exits anyway */
+  shutdownTimeoutMs: number
+}
+
+export type Env = Record<string, string | undefined>
+
+/** Values given on the command line; they win over the environment. */
+export interface ConfigFlags {
+  db?: string | undefined
+  host?: string | undefined
+  port?: string | undefined
+  logLevel?: string | undefined
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError'
+  constructor(
+    readonly setting: string,
+    reason: string,
+  ) {
+    super(`${setting}: ${reason}`)
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+function integer(setting: string, text: string | undefined, fallback: number, min: number, max: number): number {
+  if (text === undefined || text === '') return fallback
+  if (!/^[0-9]+$/.test(text) || Number(text) < min || Number(text) > max) {
+    throw new ConfigError(setting, `expected a whole number from ${min} to ${max}, got '${text}'`)
+  }
+  return Number(text)
+}
+
+function text(value: string | undefined, fallback: string): string {
+  return value === undefined || value === '' ? fallback : value
+}
+
+export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Readonly<Config> {
+  const logLevel = text(flags.logLevel ?? env.LOG_LEVEL, 'info')
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}, got '${logLevel}'`)
+  }
+  const corsOrigins = text(env.CORS_ORIGINS, '')
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== '')
+  for (const origin of corsOrigins) {
+    if (!/^https?:\/\/[^/\s]+$/.test(origin)) {
+      throw new ConfigError('CORS_ORIGINS', `expected origins such as https://app.example.com, got '${origin}'`)
+    }
+  }
+  return Object.freeze({
+    databaseUrl: text(flags.db ?? env.DATABASE_URL, DEFAULT_DATABASE_URL),
+    host: text(flags.host ?? env.HOST, '127.0.0.1'),
+    port: integer(flags.port === undefined ? 'PORT' : '--port', flags.port ?? env.PORT, 3000, 0, 65535),
+    logLevel,
+    rateLimitPerMinute: integer(
+      'RATE_LIMIT_PER_MINUTE',
+      env.RATE_LIMIT_PER_MINUTE,
+      DEFAULT_RATE_LIMIT_PER_MINUTE,
+      0,
+      10_000_000,
+    ),
+    corsOrigins: Object.freeze(corsOrigins),
+    dbPoolSize: integer('DB_POOL_SIZE', env.DB_POOL_SIZE, 10, 1, 1000),
+    dbConnectTimeoutMs: integer('DB_CONNECT_TIMEOUT_MS', env.DB_CONNECT_TIMEOUT_MS, 3000, 1, 600_000),
+    dbStatementTimeoutMs: integer('DB_STATEMENT_TIMEOUT_MS', env.DB_STATEMENT_TIMEOUT_MS, 5000, 1, 600_000),
+    sqliteBusyTimeoutMs: integer('SQLITE_BUSY_TIMEOUT_MS', env.SQLITE_BUSY_TIMEOUT_MS, 5000, 0, 600_000),
+    keepAliveTimeoutMs: integer('KEEP_ALIVE_TIMEOUT_MS', env.KEEP_ALIVE_TIMEOUT_MS, 72_000, 1, 3_600_000),
+    requestTimeoutMs: integer('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 30_000, 1, 3_600_000),
+    shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, 10_000, 1, 600_000),
+  })
+}

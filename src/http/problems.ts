@@ -1,0 +1,102 @@
+import { STATUS_CODES } from 'node:http'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { StoreUnavailableError } from '../store/store.js'
+import type { ProblemBody, ProblemCode } from '../schemas/problem.js'
+import { PARAMETER_RULES } from '../schemas/list-folders-query.js'
+
+/**
+ * Every error leaves as RFC 9457 problem+json (CONTRACT section 6). Handlers throw an
+ * HttpProblem; this plugin's error handler turns it, validation errors, database outages
+ * and anything unexpected into the one body shape, and hides internals of 5xx.
+ */
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
+
+/** Seconds a client should wait before retrying a 503. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2
+
+export const UNAUTHORIZED_CHALLENGE = 'Cookie realm="folder-service", cookie-name="session_id"'
+
+export class HttpProblem extends Error {
+  override readonly name = 'HttpProblem'
+  constructor(
+    readonly status: number,
+    readonly code: ProblemCode,
+    readonly detail: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail)
+  }
+}
+
+export const problems = {
+  invalidInput: (detail: string) => new HttpProblem(400, 'INVALID_INPUT', detail),
+  unauthorized: (detail: string) =>
+    new HttpProblem(401, 'UNAUTHORIZED', detail, { 'www-authenticate': UNAUTHORIZED_CHALLENGE }),
+  frozen: () => new HttpProblem(403, 'FROZEN_ACCOUNT', 'This account is frozen.'),
+  folderNotFound: () => new HttpProblem(404, 'NOT_FOUND', 'No folder with that id is visible to this user.'),
+  routeNotFound: () => new HttpProblem(404, 'NOT_FOUND', 'No resource at this path.'),
+  methodNotAllowed: (allow: string[]) =>
+    new HttpProblem(405, 'METHOD_NOT_ALLOWED', `Allowed methods: ${allow.join(', ')}.`, {
+      allow: allow.join(', '),
+    }),
+  unavailable: () =>
+    new HttpProblem(503, 'UNAVAILABLE', 'The database is unreachable; retry shortly.', {
+      'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
+    }),
+  internal: () => new HttpProblem(500, 'INTERNAL', 'An unexpected error occurred.'),
+}
+
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: HttpProblem): FastifyReply {
+  const body: ProblemBody = {
+    type: 'about:blank',
+    title: STATUS_CODES[problem.status] ?? 'Error',
+    status: problem.status,
+    code: problem.code,
+    detail: problem.detail,
+    request_id: request.id,
+  }
+  return reply.code(problem.status).headers(problem.headers).type(PROBLEM_CONTENT_TYPE).send(body)
+}
+
+/** Fastify's schema validation error for the querystring, named by parameter. */
+function fromValidation(error: FastifyError): HttpProblem {
+  const first = error.validation?.[0]
+  const param = first?.instancePath.replace(/^\//, '').split('/')[0] ?? ''
+  const rule = PARAMETER_RULES[param]
+  if (rule !== undefined) return problems.invalidInput(`Query parameter '${param}' ${rule}.`)
+  return problems.invalidInput(`The ${error.validationContext ?? 'request'} is malformed.`)
+}
+
+/** Maps anything thrown during a request to the problem it answers with. */
+export function toProblem(error: unknown): HttpProblem {
+  if (error instanceof HttpProblem) return error
+  if (error instanceof StoreUnavailableError) return problems.unavailable()
+  const fastifyError = error as FastifyError
+  if (fastifyError.validation !== undefined) return fromValidation(fastifyError)
+  const status = fastifyError.statusCode
+  // Fastify's own client errors (bad URL, body too large, unsupported media type...)
+  // are malformed input; keep their status, speak in the contract's code.
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    if (status === 429) return new HttpProblem(429, 'RATE_LIMITED', fastifyError.message)
+    return new HttpProblem(status, 'INVALID_INPUT', 'The request is malformed.')
+  }
+  return problems.internal()
+}
+
+export const problemsPlugin = fp(
+  (app: FastifyInstance) => {
+    app.setErrorHandler((error, request, reply) => {
+      const problem = toProblem(error)
+      if (problem.status >= 500) {
+        request.log.error({ err: error }, problem.status === 503 ? 'database unavailable' : 'unhandled error')
+      }
+      return sendProblem(request, reply, problem)
+    })
+    app.setNotFoundHandler((request, reply) =>
+      sendProblem(request, reply, problems.routeNotFound()),
+    )
+  },
+  { name: 'problems' },
+)

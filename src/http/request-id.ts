@@ -1,0 +1,16 @@
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+
+/**
+ * Request ids: an incoming X-Request-Id is kept when it is well formed (so a trace spans
+ * the load balancer and this service), otherwise a UUID is made. Well formed means short
+ * and free of anything that could forge a log line or a header.
+ */
+
+export const REQUEST_ID_HEADER = 'x-request-id'
+const WELL_FORMED = /^[A-Za-z0-9._:@/+=-]{1,128}$/
+
+export function requestIdFor(raw: IncomingMessage): string {
+  const incoming = raw.headers[REQUEST_ID_HEADER]
+  return typeof incoming === 'string' && WELL_FORMED.test(incoming) ? incoming : randomUUID()
+}

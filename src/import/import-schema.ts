@@ -1,0 +1,75 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { UUID_PATTERN } from '../ids.js'
+
+/**
+ * The data file of `folder-service import` (CONTRACT section 9). Unknown keys are
+ * rejected: a misspelt `parent_id` must fail loudly rather than put a tree at the root.
+ */
+
+const Uuid = Type.String({ pattern: UUID_PATTERN })
+const Timestamp = Type.String({ description: 'RFC 3339 date-time with offset' })
+const NullableString = Type.Union([Type.String(), Type.Null()])
+const strict = { additionalProperties: false } as const
+
+export const ImportUser = Type.Object(
+  {
+    id: Type.Optional(Uuid),
+    username: Type.String({ minLength: 1 }),
+    email: Type.Optional(NullableString),
+    avatar_url: Type.Optional(NullableString),
+    password_hash: Type.Optional(NullableString),
+    is_suspended: Type.Optional(Type.Boolean()),
+    created_at: Type.Optional(Timestamp),
+    updated_at: Type.Optional(Timestamp),
+  },
+  strict,
+)
+
+export const ImportSession = Type.Object(
+  {
+    id: Type.Optional(Uuid),
+    user_id: Uuid,
+    created_at: Type.Optional(Timestamp),
+    expires_at: Type.Optional(Type.Union([Timestamp, Type.Null()])),
+  },
+  strict,
+)
+
+export const ImportFolder = Type.Object(
+  {
+    id: Type.Optional(Uuid),
+    name: Type.String(),
+    folder_id: Type.Optional(Type.Union([Uuid, Type.Null()])),
+    owner_id: Uuid,
+    is_deleted: Type.Optional(Type.Boolean()),
+    created_at: Type.Optional(Timestamp),
+    updated_at: Type.Optional(Timestamp),
+  },
+  strict,
+)
+
+export const ImportFile = Type.Object(
+  {
+    id: Type.Optional(Uuid),
+    name: Type.String(),
+    folder_id: Type.Optional(Type.Union([Uuid, Type.Null()])),
+    owner_id: Uuid,
+    size: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+    is_deleted: Type.Optional(Type.Boolean()),
+    created_at: Type.Optional(Timestamp),
+    updated_at: Type.Optional(Timestamp),
+  },
+  strict,
+)
+
+export const ImportFileSchema = Type.Object(
+  {
+    users: Type.Optional(Type.Array(ImportUser)),
+    sessions: Type.Optional(Type.Array(ImportSession)),
+    folders: Type.Optional(Type.Array(ImportFolder)),
+    files: Type.Optional(Type.Array(ImportFile)),
+  },
+  strict,
+)
+
+export type ImportFileData = Static<typeof ImportFileSchema>

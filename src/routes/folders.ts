@@ -1,0 +1,83 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { normaliseUuid } from '../ids.js'
+import { formatTimestamp } from '../time.js'
+import type { FolderRow, OwnerInfo, Store } from '../store/store.js'
+import { FolderList, type FolderListBody } from '../schemas/folder.js'
+import { Problem } from '../schemas/problem.js'
+import { DEFAULT_LIMIT, ListFoldersQuery, MAX_LIMIT } from '../schemas/list-folders-query.js'
+import { authenticate } from '../http/auth.js'
+import { conditionalGet } from '../http/conditional-get.js'
+import { problems } from '../http/problems.js'
+
+/** GET /v1/folders: the direct sub-folders of one parent, for the session's user. */
+
+export interface FoldersRouteOptions {
+  store: Store
+}
+
+const LISTING_METHODS = ['GET', 'HEAD']
+
+export const listFoldersSchema = {
+  summary: 'List the direct sub-folders of a folder (or of the root)',
+  description:
+    'Owner-scoped, not-deleted folders only, ordered by name (Unicode code point), then created_at, then id.',
+  operationId: 'listFolders',
+  tags: ['folders'],
+  security: [{ sessionCookie: [] }],
+  querystring: ListFoldersQuery,
+  response: {
+    200: FolderList,
+    400: Problem,
+    401: Problem,
+    403: Problem,
+    404: Problem,
+    429: Problem,
+    500: Problem,
+    503: Problem,
+  },
+}
+
+function toFolderBody(row: FolderRow, owner: OwnerInfo) {
+  return {
+    id: row.id,
+    name: row.name,
+    folder_id: row.folder_id,
+    owner,
+    created_at: formatTimestamp(row.created_at),
+    updated_at: formatTimestamp(row.updated_at),
+  }
+}
+
+export const foldersRoutes: FastifyPluginAsyncTypebox<FoldersRouteOptions> = async (app, { store }) => {
+  app.decorateRequest('sessionUser', null as never)
+  app.addHook('onSend', conditionalGet)
+
+  app.get(
+    '/v1/folders',
+    { schema: listFoldersSchema, onRequest: authenticate(store) },
+    async (request): Promise<FolderListBody> => {
+      const { folder_id, page: pageText, limit: limitText } = request.query
+      const page = pageText === undefined ? 1 : Number(pageText)
+      const limit = limitText === undefined ? DEFAULT_LIMIT : Math.min(Number(limitText), MAX_LIMIT)
+      const user = request.sessionUser
+      const result = await store.listFolders({
+        ownerId: user.id,
+        parentId: folder_id === undefined ? null : normaliseUuid(folder_id),
+        page,
+        limit,
+      })
+      if (result === null) throw problems.folderNotFound()
+      // Every listed folder belongs to the session's user (spec rule 2), so one owner object serves all.
+      const owner: OwnerInfo = { id: user.id, username: user.username, avatar_url: user.avatar_url }
+      return { folders: result.folders.map((row) => toFolderBody(row, owner)), total: result.total, page, limit }
+    },
+  )
+
+  app.route({
+    method: app.supportedMethods.filter((m) => !LISTING_METHODS.includes(m)),
+    url: '/v1/folders',
+    handler: () => {
+      throw problems.methodNotAllowed(LISTING_METHODS)
+    },
+  })
+}

@@ -1,0 +1,104 @@
+import type Database from 'better-sqlite3'
+import { Umzug, type UmzugStorage } from 'umzug'
+
+/**
+ * Versioned schema of the embedded backend (CONTRACT section 7). Each migration runs once,
+ * recorded in schema_migrations; the whole upgrade is one IMMEDIATE transaction, so two
+ * processes starting at once cannot both apply it and a failure leaves the old schema.
+ *
+ * Times are INTEGER epoch milliseconds; ids are lower-case TEXT UUIDs, whose byte order
+ * equals PostgreSQL's uuid order, so the `id` tie-break sorts alike on both backends.
+ */
+const MIGRATIONS: { name: string; sql: string }[] = [
+  {
+    name: '001-initial-schema',
+    sql: `
+      CREATE TABLE users (
+        id            TEXT PRIMARY KEY NOT NULL,
+        username      TEXT NOT NULL UNIQUE,
+        email         TEXT,
+        avatar_url    TEXT,
+        password_hash TEXT,
+        is_suspended  INTEGER NOT NULL DEFAULT 0 CHECK (is_suspended IN (0, 1)),
+        created_at    INTEGER NOT NULL,
+        updated_at    INTEGER NOT NULL
+      ) STRICT, WITHOUT ROWID;
+
+      CREATE TABLE sessions (
+        id         TEXT PRIMARY KEY NOT NULL,
+        user_id    TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX sessions_by_user ON sessions (user_id);
+
+      -- A parent must belong to the same owner: the composite foreign key says so.
+      CREATE TABLE folders (
+        id         TEXT PRIMARY KEY NOT NULL,
+        name       TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 255 AND name = trim(name)),
+        folder_id  TEXT,
+        owner_id   TEXT NOT NULL REFERENCES users (id),
+        is_deleted INTEGER NOT NULL DEFAULT 0 CHECK (is_deleted IN (0, 1)),
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        UNIQUE (id, owner_id),
+        FOREIGN KEY (folder_id, owner_id) REFERENCES folders (id, owner_id)
+      ) STRICT, WITHOUT ROWID;
+
+      -- Serves the listing page and its count from the index alone (it covers every
+      -- returned column) and only ever touches the one owner's live children of one parent.
+      CREATE INDEX folders_listing
+        ON folders (owner_id, folder_id, name, created_at, id, updated_at)
+        WHERE is_deleted = 0;
+
+      CREATE TABLE files (
+        id         TEXT PRIMARY KEY NOT NULL,
+        name       TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 255 AND name = trim(name)),
+        folder_id  TEXT,
+        owner_id   TEXT NOT NULL REFERENCES users (id),
+        size       INTEGER NOT NULL DEFAULT 0 CHECK (size >= 0),
+        is_deleted INTEGER NOT NULL DEFAULT 0 CHECK (is_deleted IN (0, 1)),
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        FOREIGN KEY (folder_id, owner_id) REFERENCES folders (id, owner_id)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX files_by_folder ON files (owner_id, folder_id);
+    `,
+  },
+]
+
+function migrationStorage(db: Database.Database): UmzugStorage {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    name TEXT PRIMARY KEY NOT NULL, applied_at INTEGER NOT NULL) STRICT`)
+  return {
+    executed: () =>
+      Promise.resolve(db.prepare('SELECT name FROM schema_migrations ORDER BY name').pluck().all() as string[]),
+    logMigration: ({ name }) => {
+      db.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)').run(name, Date.now())
+      return Promise.resolve()
+    },
+    unlogMigration: ({ name }) => {
+      db.prepare('DELETE FROM schema_migrations WHERE name = ?').run(name)
+      return Promise.resolve()
+    },
+  }
+}
+
+export async function migrateSqlite(db: Database.Database): Promise<void> {
+  db.exec('BEGIN IMMEDIATE')
+  try {
+    const umzug = new Umzug({
+      migrations: MIGRATIONS.map(({ name, sql }) => ({
+        name,
+        up: () => Promise.resolve(void db.exec(sql)),
+      })),
+      storage: migrationStorage(db),
+      logger: undefined,
+    })
+    await umzug.up()
+    db.exec('COMMIT')
+  } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK')
+    throw error
+  }
+}

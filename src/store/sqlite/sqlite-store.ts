@@ -1,0 +1,273 @@
+import type Database from 'better-sqlite3'
+import {
+  ImportError,
+  StoreUnavailableError,
+  type FolderPage,
+  type FolderRecord,
+  type FolderRow,
+  type ImportCounts,
+  type ImportData,
+  type ImportEntry,
+  type ListFoldersQuery,
+  type SessionUser,
+  type Store,
+  type UserRecord,
+} from '../store.js'
+import { migrateSqlite } from './sqlite-migrations.js'
+
+type Row = Record<string, unknown>
+
+const FOLDER_COLUMNS = 'id, name, folder_id, created_at, updated_at'
+const ORDER = 'ORDER BY name, created_at, id'
+const USER_COLUMNS = 'id, username, email, avatar_url, password_hash, is_suspended, created_at, updated_at'
+
+/** SQLite result codes that mean "the database is not usable right now", not a bad query. */
+const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|NOTADB|CORRUPT|READONLY)/
+
+function isSqliteError(error: unknown): error is Error & { code: string } {
+  return error instanceof Error && typeof (error as { code?: unknown }).code === 'string'
+}
+
+/** Driver errors become typed errors at the adapter boundary (DESIGN habit 6). */
+function translate(error: unknown): unknown {
+  if (isSqliteError(error) && UNAVAILABLE_CODES.test(error.code)) {
+    return new StoreUnavailableError(`SQLite: ${error.message}`, { cause: error })
+  }
+  return error
+}
+
+function toUser(row: Row): UserRecord {
+  return { ...(row as unknown as UserRecord), is_suspended: row.is_suspended === 1 }
+}
+
+function toFolder(row: Row): FolderRecord {
+  return { ...(row as unknown as FolderRecord), is_deleted: row.is_deleted === 1 }
+}
+
+/** Statement compilation costs more than the listing queries themselves: compile once. */
+interface HotStatements {
+  sessionUser: Database.Statement
+  parentIsLive: Database.Statement
+  countChildren: Database.Statement
+  pageChildren: Database.Statement
+  countRoot: Database.Statement
+  pageRoot: Database.Statement
+}
+
+function prepareHotStatements(db: Database.Database): HotStatements {
+  const children = 'FROM folders WHERE owner_id = ? AND folder_id = ? AND is_deleted = 0'
+  const root = 'FROM folders WHERE owner_id = ? AND folder_id IS NULL AND is_deleted = 0'
+  return {
+    sessionUser: db.prepare(
+      `SELECT u.id, u.username, u.avatar_url, u.is_suspended
+         FROM sessions s JOIN users u ON u.id = s.user_id
+        WHERE s.id = ? AND (s.expires_at IS NULL OR s.expires_at > ?)`,
+    ),
+    parentIsLive: db.prepare('SELECT 1 FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0').pluck(),
+    countChildren: db.prepare(`SELECT count(*) ${children}`).pluck(),
+    pageChildren: db.prepare(`SELECT ${FOLDER_COLUMNS} ${children} ${ORDER} LIMIT ? OFFSET ?`),
+    countRoot: db.prepare(`SELECT count(*) ${root}`).pluck(),
+    pageRoot: db.prepare(`SELECT ${FOLDER_COLUMNS} ${root} ${ORDER} LIMIT ? OFFSET ?`),
+  }
+}
+
+/** The embedded backend: better-sqlite3 on one file in WAL mode (see openStore). */
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite'
+  private readonly db: Database.Database
+  private closed = false
+
+  private hot: HotStatements | undefined
+
+  constructor(db: Database.Database) {
+    this.db = db
+  }
+
+  /** Prepared on first use (after migrate: the tables must exist), then reused. */
+  private get q(): HotStatements {
+    return (this.hot ??= prepareHotStatements(this.db))
+  }
+
+  /** Runs a synchronous database call, translating driver errors. */
+  private run<T>(work: () => T): Promise<T> {
+    try {
+      return Promise.resolve(work())
+    } catch (error) {
+      return Promise.reject(translate(error))
+    }
+  }
+
+  migrate(): Promise<void> {
+    return migrateSqlite(this.db).catch((error: unknown) => Promise.reject(translate(error)))
+  }
+
+  findSessionUser(sessionId: string, now: number): Promise<SessionUser | null> {
+    return this.run(() => {
+      const row = this.q.sessionUser.get(sessionId, now) as Row | undefined
+      if (row === undefined) return null
+      return {
+        id: row.id as string,
+        username: row.username as string,
+        avatar_url: row.avatar_url as string | null,
+        is_suspended: row.is_suspended === 1,
+      }
+    })
+  }
+
+  listFolders({ ownerId, parentId, page, limit }: ListFoldersQuery): Promise<FolderPage | null> {
+    return this.run(() => {
+      // One read transaction, so the count and the page see the same snapshot.
+      return this.db.transaction((): FolderPage | null => {
+        if (parentId !== null && this.q.parentIsLive.get(parentId, ownerId) === undefined) return null
+        const args = parentId === null ? [ownerId] : [ownerId, parentId]
+        const total = (parentId === null ? this.q.countRoot : this.q.countChildren).get(...args) as number
+        const offset = (page - 1) * limit
+        if (offset >= total) return { folders: [], total }
+        const stmt = parentId === null ? this.q.pageRoot : this.q.pageChildren
+        return { folders: stmt.all(...args, limit, offset) as FolderRow[], total }
+      })()
+    })
+  }
+
+  importData(data: ImportData): Promise<ImportCounts> {
+    return this.run(() => this.db.transaction(() => this.insertAll(data)).immediate())
+  }
+
+  private insertAll(data: ImportData): ImportCounts {
+    const db = this.db
+    const insertUser = db.prepare(
+      `INSERT INTO users (${USER_COLUMNS}) VALUES (@id, @username, @email, @avatar_url, @password_hash, @is_suspended, @created_at, @updated_at)`,
+    )
+    const insertSession = db.prepare(
+      'INSERT INTO sessions (id, user_id, created_at, expires_at) VALUES (@id, @user_id, @created_at, @expires_at)',
+    )
+    const insertFolder = db.prepare(
+      `INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at)
+       VALUES (@id, @name, @folder_id, @owner_id, @is_deleted, @created_at, @updated_at)`,
+    )
+    const insertFile = db.prepare(
+      `INSERT INTO files (id, name, folder_id, owner_id, size, is_deleted, created_at, updated_at)
+       VALUES (@id, @name, @folder_id, @owner_id, @size, @is_deleted, @created_at, @updated_at)`,
+    )
+    const userExists = db.prepare('SELECT 1 FROM users WHERE id = ?').pluck()
+
+    const insertEach = <T extends { id: string }>(
+      entries: ImportEntry<T>[],
+      insert: Database.Statement,
+      toParams: (row: T) => Row,
+      explain: (row: T, code: string) => string,
+    ): number => {
+      for (const { at, row } of entries) {
+        try {
+          insert.run(toParams(row))
+        } catch (error) {
+          if (isSqliteError(error) && error.code.startsWith('SQLITE_CONSTRAINT')) {
+            throw new ImportError(at, explain(row, error.code))
+          }
+          throw error
+        }
+      }
+      return entries.length
+    }
+    const idTaken = (id: string) => `id ${id} already exists`
+    const owned = (row: { owner_id: string; folder_id: string | null }, code: string, id: string): string => {
+      if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE') return idTaken(id)
+      if (userExists.get(row.owner_id) === undefined) return `owner ${row.owner_id} does not exist`
+      if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY' && row.folder_id !== null) {
+        return `parent folder ${row.folder_id} does not exist or belongs to another owner`
+      }
+      return 'violates a rule of the data model'
+    }
+    const flags = <T extends { is_deleted: boolean }>(row: T) => ({ ...row, is_deleted: row.is_deleted ? 1 : 0 })
+
+    return {
+      users: insertEach(
+        data.users,
+        insertUser,
+        (u) => ({ ...u, is_suspended: u.is_suspended ? 1 : 0 }),
+        (u, code) =>
+          code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ? idTaken(u.id) : `username ${u.username} already exists`,
+      ),
+      sessions: insertEach(data.sessions, insertSession, (s) => ({ ...s }), (s, code) =>
+        code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ? idTaken(s.id) : `user ${s.user_id} does not exist`,
+      ),
+      folders: insertEach(data.folders, insertFolder, flags, (f, code) => owned(f, code, f.id)),
+      files: insertEach(data.files, insertFile, flags, (f, code) => owned(f, code, f.id)),
+    }
+  }
+
+  findUser(idOrUsername: string): Promise<UserRecord | null> {
+    return this.run(() => {
+      const row = (this.db
+        .prepare(`SELECT ${USER_COLUMNS} FROM users WHERE id = lower(?) OR username = ? ORDER BY id = lower(?) DESC LIMIT 1`)
+        .get(idOrUsername, idOrUsername, idOrUsername) ?? null) as Row | null
+      return row === null ? null : toUser(row)
+    })
+  }
+
+  listUsers(): Promise<UserRecord[]> {
+    return this.run(() =>
+      (this.db.prepare(`SELECT ${USER_COLUMNS} FROM users ORDER BY username`).all() as Row[]).map(toUser),
+    )
+  }
+
+  setUserSuspended(userId: string, suspended: boolean, now: number): Promise<boolean> {
+    return this.run(
+      () =>
+        this.db
+          .prepare('UPDATE users SET is_suspended = ?, updated_at = ? WHERE id = ?')
+          .run(suspended ? 1 : 0, now, userId).changes > 0,
+    )
+  }
+
+  deleteSession(sessionId: string): Promise<boolean> {
+    return this.run(() => this.db.prepare('DELETE FROM sessions WHERE id = ?').run(sessionId).changes > 0)
+  }
+
+  findFolder(folderId: string): Promise<FolderRecord | null> {
+    return this.run(() => {
+      const row = this.db
+        .prepare(`SELECT ${FOLDER_COLUMNS}, owner_id, is_deleted FROM folders WHERE id = ?`)
+        .get(folderId) as Row | undefined
+      return row === undefined ? null : toFolder(row)
+    })
+  }
+
+  markFolderDeleted(folderId: string, now: number): Promise<boolean> {
+    return this.run(
+      () =>
+        this.db
+          .prepare('UPDATE folders SET is_deleted = 1, updated_at = ? WHERE id = ? AND is_deleted = 0')
+          .run(now, folderId).changes > 0,
+    )
+  }
+
+  listLiveFolders(ownerId: string): Promise<FolderRecord[]> {
+    return this.run(() =>
+      (
+        this.db
+          .prepare(
+            `SELECT ${FOLDER_COLUMNS}, owner_id, is_deleted FROM folders
+              WHERE owner_id = ? AND is_deleted = 0 ${ORDER}`,
+          )
+          .all(ownerId) as Row[]
+      ).map(toFolder),
+    )
+  }
+
+  countUsers(): Promise<number> {
+    return this.run(() => this.db.prepare('SELECT count(*) FROM users').pluck().get() as number)
+  }
+
+  ping(): Promise<void> {
+    return this.run(() => void this.db.prepare('SELECT 1').get())
+  }
+
+  close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true
+      this.db.close()
+    }
+    return Promise.resolve()
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * Timestamps travel as epoch milliseconds inside the service and as RFC 3339 UTC strings
+ * with millisecond precision and `Z` outside it (CONTRACT section 5).
+ */
+
+// Four-digit years only, so every stored instant formats back as RFC 3339.
+const MIN_MS = new Date('0001-01-01T00:00:00.000Z').getTime()
+const MAX_MS = new Date('9999-12-31T23:59:59.999Z').getTime()
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/
+
+/**
+ * Parses an RFC 3339 date-time with a UTC offset into epoch ms (sub-millisecond digits are
+ * truncated, so both backends store the same instant). null for anything else, including
+ * impossible dates such as February 30th and years outside 0001-9999.
+ */
+export function parseTimestamp(text: string): number | null {
+  const m = RFC3339.exec(text)
+  if (m === null) return null
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ]
+  const millis = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'))
+  if (year < 1 || month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return null
+  const utc = new Date(0)
+  utc.setUTCFullYear(year, month - 1, day)
+  utc.setUTCHours(hour, minute, second, millis)
+  if (utc.getUTCDate() !== day || utc.getUTCMonth() !== month - 1) return null
+  let offsetMinutes = 0
+  if (m[8] === undefined) {
+    const sign = m[9] === '-' ? -1 : 1
+    const offH = Number(m[10])
+    const offM = Number(m[11])
+    if (offH > 23 || offM > 59) return null
+    offsetMinutes = sign * (offH * 60 + offM)
+  }
+  const ms = utc.getTime() - offsetMinutes * 60_000
+  return ms >= MIN_MS && ms <= MAX_MS ? ms : null
+}
+
+export function formatTimestamp(ms: number): string {
+  return new Date(ms).toISOString()
+}

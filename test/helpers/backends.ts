@@ -1,0 +1,56 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openStore } from '../../src/store/open-store.js'
+import type { Store } from '../../src/store/store.js'
+
+/**
+ * The backends every contract test runs against (DESIGN habit 10): SQLite always,
+ * PostgreSQL when TEST_DATABASE_URL is set, reported as skipped otherwise.
+ */
+
+export interface Backend {
+  name: 'sqlite' | 'postgres'
+  /** why this backend's tests are skipped, or false when they run */
+  skip: string | false
+  /** A fresh, migrated, empty store of this backend, and the URL that opens it again. */
+  open(): Promise<{ store: Store; url: string; cleanup(): Promise<void> }>
+}
+
+export const TEST_SETTINGS = {
+  dbPoolSize: 4,
+  dbConnectTimeoutMs: 3000,
+  dbStatementTimeoutMs: 5000,
+  sqliteBusyTimeoutMs: 2000,
+}
+
+export const sqliteBackend: Backend = {
+  name: 'sqlite',
+  skip: false,
+  async open() {
+    const dir = mkdtempSync(join(tmpdir(), 'folder-service-test-'))
+    const url = `sqlite:${join(dir, 'test.db')}`
+    const store = await openStore({ ...TEST_SETTINGS, databaseUrl: url })
+    return {
+      store,
+      url,
+      async cleanup() {
+        await store.close()
+        rmSync(dir, { recursive: true, force: true })
+      },
+    }
+  },
+}
+
+export const postgresBackend: Backend = {
+  name: 'postgres',
+  skip: process.env.TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set',
+  async open() {
+    const { freshPostgresDatabase } = await import('./postgres.js')
+    return freshPostgresDatabase(process.env.TEST_DATABASE_URL ?? '')
+  },
+}
+
+export function allBackends(): Backend[] {
+  return [sqliteBackend, postgresBackend]
+}
