@@ -6,7 +6,8 @@
 // Four-digit years only, so every stored instant formats back as RFC 3339.
 const MIN_MS = new Date('0001-01-01T00:00:00.000Z').getTime()
 const MAX_MS = new Date('9999-12-31T23:59:59.999Z').getTime()
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/
+const RFC3339 =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/
 
 /**
  * Parses an RFC 3339 date-time with a UTC offset into epoch ms (sub-millisecond digits are

@@ -9,7 +9,9 @@ export function parseDuration(text: string): number {
   const match = /^([1-9][0-9]*)([smhd])$/.exec(text)
   const ms = match === null ? NaN : Number(match[1]) * (UNIT_MS[match[2] ?? ''] ?? NaN)
   if (!(ms > 0 && ms <= MAX_MS)) {
-    throw new UsageError(`--ttl must be a positive duration such as 30d, 12h, 15m or 90s (at most 100 years), got '${text}'`)
+    throw new UsageError(
+      `--ttl must be a positive duration such as 30d, 12h, 15m or 90s (at most 100 years), got '${text}'`,
+    )
   }
   return ms
 }

@@ -22,7 +22,10 @@ export interface DbOptions {
   db?: string
 }
 
-export async function withStore(options: DbOptions, work: (store: Store, config: Readonly<Config>) => Promise<void>) {
+export async function withStore(
+  options: DbOptions,
+  work: (store: Store, config: Readonly<Config>) => Promise<void>,
+) {
   try {
     const config = loadConfig(process.env, { db: options.db })
     const store = await openStore(config)

@@ -35,7 +35,13 @@ function demoDataFile(): unknown {
   )
   return {
     users: [
-      { id: DEMO_USER_ID, username: 'demo', email: 'demo@example.org', avatar_url: null, is_suspended: false },
+      {
+        id: DEMO_USER_ID,
+        username: 'demo',
+        email: 'demo@example.org',
+        avatar_url: null,
+        is_suspended: false,
+      },
       { id: NEIGHBOUR_ID, username: 'neighbour', email: 'neighbour@example.org', is_suspended: false },
     ],
     sessions: [{ id: DEMO_SESSION_ID, user_id: DEMO_USER_ID, expires_at: null }],

@@ -1,7 +1,13 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { newId, normaliseUuid } from '../ids.js'
 import { parseTimestamp } from '../time.js'
-import { ImportError, type FileRecord, type FolderRecord, type ImportData, type ImportEntry } from '../store/store.js'
+import {
+  ImportError,
+  type FileRecord,
+  type FolderRecord,
+  type ImportData,
+  type ImportEntry,
+} from '../store/store.js'
 import { ImportFileSchema, type ImportFileData } from './import-schema.js'
 
 /**
@@ -15,6 +21,16 @@ const checkShape = TypeCompiler.Compile(ImportFileSchema)
 
 export const MAX_NAME_LENGTH = 255
 
+/** Characters as the databases count them (code points): a surrogate pair is one. */
+function codePointLength(text: string): number {
+  let count = 0
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i)
+    if (unit < 0xdc00 || unit > 0xdfff) count++
+  }
+  return count
+}
+
 /**
  * A folder or file name as stored: trimmed, 1 to 255 characters (code points), no NUL
  * (PostgreSQL text cannot hold it, and both backends must accept the same names).
@@ -24,9 +40,8 @@ export function normaliseName(raw: string): { name: string } | { reason: string 
   const name = raw.trim()
   if (name.length === 0) return { reason: 'name is empty after trimming' }
   if (name.includes('\u0000')) return { reason: 'name contains a NUL character' }
-  let codePoints = 0
-  for (const _ of name) codePoints++
-  if (codePoints > MAX_NAME_LENGTH) return { reason: `name is longer than ${MAX_NAME_LENGTH} characters` }
+  if (name.length > MAX_NAME_LENGTH && codePointLength(name) > MAX_NAME_LENGTH)
+    return { reason: `name is longer than ${MAX_NAME_LENGTH} characters` }
   return { name }
 }
 

@@ -45,7 +45,8 @@ function printTree(folders: FolderRecord[]): string {
   while (stack.length > 0) {
     const { folder, depth } = stack.pop() as { folder: FolderRecord; depth: number }
     lines.push(`${'  '.repeat(depth)}${folder.name}/  ${folder.id}`)
-    for (const child of [...(children.get(folder.id) ?? [])].reverse()) stack.push({ folder: child, depth: depth + 1 })
+    for (const child of [...(children.get(folder.id) ?? [])].reverse())
+      stack.push({ folder: child, depth: depth + 1 })
   }
   return lines.length === 0 ? '(no folders)' : lines.join('\n')
 }
@@ -63,7 +64,15 @@ function registerUserCommands(program: Command): void {
     .action((options: JsonOption & { username: string; email?: string; avatarUrl?: string }) =>
       withStore(options, async (store) => {
         const data = validateImport(
-          { users: [{ username: options.username, email: options.email ?? null, avatar_url: options.avatarUrl ?? null }] },
+          {
+            users: [
+              {
+                username: options.username,
+                email: options.email ?? null,
+                avatar_url: options.avatarUrl ?? null,
+              },
+            ],
+          },
           Date.now(),
         )
         await store.importData(data)
@@ -85,7 +94,11 @@ function registerUserCommands(program: Command): void {
         withStore(options, async (store) => {
           const found = await requireUser(store, ref)
           await store.setUserSuspended(found.id, frozen, Date.now())
-          print(options.json, { ...publicUser(found), frozen }, () => `${found.username} ${frozen ? 'frozen' : 'unfrozen'}`)
+          print(
+            options.json,
+            { ...publicUser(found), frozen },
+            () => `${found.username} ${frozen ? 'frozen' : 'unfrozen'}`,
+          )
         }),
       )
   }

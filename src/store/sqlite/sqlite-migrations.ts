@@ -72,7 +72,9 @@ function migrationStorage(db: Database.Database): UmzugStorage {
     name TEXT PRIMARY KEY NOT NULL, applied_at INTEGER NOT NULL) STRICT`)
   return {
     executed: () =>
-      Promise.resolve(db.prepare('SELECT name FROM schema_migrations ORDER BY name').pluck().all() as string[]),
+      Promise.resolve(
+        db.prepare('SELECT name FROM schema_migrations ORDER BY name').pluck().all() as string[],
+      ),
     logMigration: ({ name }) => {
       db.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)').run(name, Date.now())
       return Promise.resolve()

@@ -29,11 +29,11 @@ function isSqliteError(error: unknown): error is Error & { code: string } {
 }
 
 /** Driver errors become typed errors at the adapter boundary (DESIGN habit 6). */
-function translate(error: unknown): unknown {
+function translate(error: unknown): Error {
   if (isSqliteError(error) && UNAVAILABLE_CODES.test(error.code)) {
     return new StoreUnavailableError(`SQLite: ${error.message}`, { cause: error })
   }
-  return error
+  return error instanceof Error ? error : new Error(String(error))
 }
 
 function toUser(row: Row): UserRecord {
@@ -63,7 +63,9 @@ function prepareHotStatements(db: Database.Database): HotStatements {
          FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.id = ? AND (s.expires_at IS NULL OR s.expires_at > ?)`,
     ),
-    parentIsLive: db.prepare('SELECT 1 FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0').pluck(),
+    parentIsLive: db
+      .prepare('SELECT 1 FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0')
+      .pluck(),
     countChildren: db.prepare(`SELECT count(*) ${children}`).pluck(),
     pageChildren: db.prepare(`SELECT ${FOLDER_COLUMNS} ${children} ${ORDER} LIMIT ? OFFSET ?`),
     countRoot: db.prepare(`SELECT count(*) ${root}`).pluck(),
@@ -178,7 +180,10 @@ export class SqliteStore implements Store {
       }
       return 'violates a rule of the data model'
     }
-    const flags = <T extends { is_deleted: boolean }>(row: T) => ({ ...row, is_deleted: row.is_deleted ? 1 : 0 })
+    const flags = <T extends { is_deleted: boolean }>(row: T) => ({
+      ...row,
+      is_deleted: row.is_deleted ? 1 : 0,
+    })
 
     return {
       users: insertEach(
@@ -188,8 +193,12 @@ export class SqliteStore implements Store {
         (u, code) =>
           code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ? idTaken(u.id) : `username ${u.username} already exists`,
       ),
-      sessions: insertEach(data.sessions, insertSession, (s) => ({ ...s }), (s, code) =>
-        code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ? idTaken(s.id) : `user ${s.user_id} does not exist`,
+      sessions: insertEach(
+        data.sessions,
+        insertSession,
+        (s) => ({ ...s }),
+        (s, code) =>
+          code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ? idTaken(s.id) : `user ${s.user_id} does not exist`,
       ),
       folders: insertEach(data.folders, insertFolder, flags, (f, code) => owned(f, code, f.id)),
       files: insertEach(data.files, insertFile, flags, (f, code) => owned(f, code, f.id)),
@@ -199,7 +208,9 @@ export class SqliteStore implements Store {
   findUser(idOrUsername: string): Promise<UserRecord | null> {
     return this.run(() => {
       const row = (this.db
-        .prepare(`SELECT ${USER_COLUMNS} FROM users WHERE id = lower(?) OR username = ? ORDER BY id = lower(?) DESC LIMIT 1`)
+        .prepare(
+          `SELECT ${USER_COLUMNS} FROM users WHERE id = lower(?) OR username = ? ORDER BY id = lower(?) DESC LIMIT 1`,
+        )
         .get(idOrUsername, idOrUsername, idOrUsername) ?? null) as Row | null
       return row === null ? null : toUser(row)
     })
