@@ -14,11 +14,13 @@ import {
   type UserRecord,
 } from '../store.js'
 import { migrateSqlite } from './sqlite-migrations.js'
+import { pageWindow } from '../page-window.js'
 
 type Row = Record<string, unknown>
 
 const FOLDER_COLUMNS = 'id, name, folder_id, created_at, updated_at'
 const ORDER = 'ORDER BY name, created_at, id'
+const ORDER_DESC = 'ORDER BY name DESC, created_at DESC, id DESC'
 const USER_COLUMNS = 'id, username, email, avatar_url, password_hash, is_suspended, created_at, updated_at'
 
 /** SQLite result codes that mean "the database is not usable right now", not a bad query. */
@@ -47,11 +49,12 @@ function toFolder(row: Row): FolderRecord {
 /** Statement compilation costs more than the listing queries themselves: compile once. */
 interface HotStatements {
   sessionUser: Database.Statement
-  parentIsLive: Database.Statement
-  countChildren: Database.Statement
+  liveChildCount: Database.Statement
+  rootFolderCount: Database.Statement
   pageChildren: Database.Statement
-  countRoot: Database.Statement
+  pageChildrenFromEnd: Database.Statement
   pageRoot: Database.Statement
+  pageRootFromEnd: Database.Statement
 }
 
 function prepareHotStatements(db: Database.Database): HotStatements {
@@ -63,13 +66,15 @@ function prepareHotStatements(db: Database.Database): HotStatements {
          FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.id = ? AND (s.expires_at IS NULL OR s.expires_at > ?)`,
     ),
-    parentIsLive: db
-      .prepare('SELECT 1 FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0')
+    // One lookup answers both "is the parent a live folder of this owner?" and `total`.
+    liveChildCount: db
+      .prepare('SELECT child_count FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0')
       .pluck(),
-    countChildren: db.prepare(`SELECT count(*) ${children}`).pluck(),
+    rootFolderCount: db.prepare('SELECT root_folder_count FROM users WHERE id = ?').pluck(),
     pageChildren: db.prepare(`SELECT ${FOLDER_COLUMNS} ${children} ${ORDER} LIMIT ? OFFSET ?`),
-    countRoot: db.prepare(`SELECT count(*) ${root}`).pluck(),
+    pageChildrenFromEnd: db.prepare(`SELECT ${FOLDER_COLUMNS} ${children} ${ORDER_DESC} LIMIT ? OFFSET ?`),
     pageRoot: db.prepare(`SELECT ${FOLDER_COLUMNS} ${root} ${ORDER} LIMIT ? OFFSET ?`),
+    pageRootFromEnd: db.prepare(`SELECT ${FOLDER_COLUMNS} ${root} ${ORDER_DESC} LIMIT ? OFFSET ?`),
   }
 }
 
@@ -120,13 +125,20 @@ export class SqliteStore implements Store {
     return this.run(() => {
       // One read transaction, so the count and the page see the same snapshot.
       return this.db.transaction((): FolderPage | null => {
-        if (parentId !== null && this.q.parentIsLive.get(parentId, ownerId) === undefined) return null
+        const q = this.q
+        const total = (
+          parentId === null ? (q.rootFolderCount.get(ownerId) ?? 0) : q.liveChildCount.get(parentId, ownerId)
+        ) as number | undefined
+        if (total === undefined) return null
+        const window = pageWindow(total, page, limit)
+        if (window === null) return { folders: [], total }
         const args = parentId === null ? [ownerId] : [ownerId, parentId]
-        const total = (parentId === null ? this.q.countRoot : this.q.countChildren).get(...args) as number
-        const offset = (page - 1) * limit
-        if (offset >= total) return { folders: [], total }
-        const stmt = parentId === null ? this.q.pageRoot : this.q.pageChildren
-        return { folders: stmt.all(...args, limit, offset) as FolderRow[], total }
+        if (!window.fromEnd) {
+          const stmt = parentId === null ? q.pageRoot : q.pageChildren
+          return { folders: stmt.all(...args, window.limit, window.offset) as FolderRow[], total }
+        }
+        const stmt = parentId === null ? q.pageRootFromEnd : q.pageChildrenFromEnd
+        return { folders: (stmt.all(...args, window.limit, window.offset) as FolderRow[]).reverse(), total }
       })()
     })
   }
