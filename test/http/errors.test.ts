@@ -1,4 +1,3 @@
-/* eslint @typescript-eslint/no-floating-promises: ["error", { "allowForKnownSafeCalls": [{ "from": "package", "name": ["describe", "it"], "package": "node:test" }] }] -- node:test awaits its own suites and tests */
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
