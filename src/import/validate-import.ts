@@ -186,23 +186,25 @@ function parentsFirst(
   folders: ImportEntry<FolderRecord>[],
   byId: Map<string, ImportEntry<FolderRecord>>,
 ): ImportEntry<FolderRecord>[] {
-  const placed = new Set<string>()
+  // PLACED: already in `ordered`; ON_CHAIN: on the chain being walked (seen again: a cycle).
+  const PLACED = 1
+  const ON_CHAIN = 2
+  const state = new Map<string, number>()
   const ordered: ImportEntry<FolderRecord>[] = []
+  const chain: ImportEntry<FolderRecord>[] = []
   for (const start of folders) {
-    const chain: ImportEntry<FolderRecord>[] = []
-    const onChain = new Set<string>()
     let current: ImportEntry<FolderRecord> | undefined = start
-    while (current !== undefined && !placed.has(current.row.id)) {
-      if (onChain.has(current.row.id)) {
+    while (current !== undefined && state.get(current.row.id) !== PLACED) {
+      if (state.get(current.row.id) === ON_CHAIN) {
         throw new ImportError(current.at, 'folder is its own ancestor (parent cycle)')
       }
-      onChain.add(current.row.id)
+      state.set(current.row.id, ON_CHAIN)
       chain.push(current)
       current = current.row.folder_id === null ? undefined : byId.get(current.row.folder_id)
     }
-    for (let i = chain.length - 1; i >= 0; i--) {
-      const entry = chain[i] as ImportEntry<FolderRecord>
-      placed.add(entry.row.id)
+    while (chain.length > 0) {
+      const entry = chain.pop() as ImportEntry<FolderRecord>
+      state.set(entry.row.id, PLACED)
       ordered.push(entry)
     }
   }

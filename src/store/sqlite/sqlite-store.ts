@@ -78,6 +78,57 @@ function prepareHotStatements(db: Database.Database): HotStatements {
   }
 }
 
+/** Inserts each entry; a constraint violation becomes an ImportError naming the entry. */
+function insertEach<T>(
+  entries: ImportEntry<T>[],
+  insert: (row: T) => unknown,
+  explain: (row: T, code: string) => string,
+): void {
+  for (const { at, row } of entries) {
+    try {
+      insert(row)
+    } catch (error) {
+      if (isSqliteError(error) && error.code.startsWith('SQLITE_CONSTRAINT')) {
+        throw new ImportError(at, explain(row, error.code))
+      }
+      throw error
+    }
+  }
+}
+
+const INSERT_COUNT_TRIGGER = 'folders_count_insert'
+
+/**
+ * Runs a bulk folder insert with the per-row count trigger lifted, then adds what the new
+ * live folders contribute to their parents' and owners' counts in one update per parent.
+ * Must run inside the import's write transaction: DDL is transactional in SQLite, so other
+ * connections never see the trigger missing, and a failed import restores it by rollback.
+ */
+function withCountsAppliedInBulk(
+  db: Database.Database,
+  folders: ImportEntry<FolderRecord>[],
+  insert: () => void,
+) {
+  const triggerSql = db
+    .prepare("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?")
+    .pluck()
+    .get(INSERT_COUNT_TRIGGER) as string
+  db.exec(`DROP TRIGGER ${INSERT_COUNT_TRIGGER}`)
+  insert()
+  const children = new Map<string, number>()
+  const roots = new Map<string, number>()
+  for (const { row } of folders) {
+    if (row.is_deleted) continue
+    const [counts, key] = row.folder_id === null ? [roots, row.owner_id] : [children, row.folder_id]
+    counts.set(key, (counts.get(key) ?? 0) + 1)
+  }
+  const addChildren = db.prepare('UPDATE folders SET child_count = child_count + ? WHERE id = ?')
+  for (const [id, n] of children) addChildren.run(n, id)
+  const addRoots = db.prepare('UPDATE users SET root_folder_count = root_folder_count + ? WHERE id = ?')
+  for (const [id, n] of roots) addRoots.run(n, id)
+  db.exec(triggerSql)
+}
+
 /** The embedded backend: better-sqlite3 on one file in WAL mode (see openStore). */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite'
@@ -149,40 +200,18 @@ export class SqliteStore implements Store {
 
   private insertAll(data: ImportData): ImportCounts {
     const db = this.db
-    const insertUser = db.prepare(
-      `INSERT INTO users (${USER_COLUMNS}) VALUES (@id, @username, @email, @avatar_url, @password_hash, @is_suspended, @created_at, @updated_at)`,
-    )
+    const insertUser = db.prepare(`INSERT INTO users (${USER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
     const insertSession = db.prepare(
-      'INSERT INTO sessions (id, user_id, created_at, expires_at) VALUES (@id, @user_id, @created_at, @expires_at)',
+      'INSERT INTO sessions (id, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)',
     )
     const insertFolder = db.prepare(
-      `INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at)
-       VALUES (@id, @name, @folder_id, @owner_id, @is_deleted, @created_at, @updated_at)`,
+      'INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
     )
     const insertFile = db.prepare(
       `INSERT INTO files (id, name, folder_id, owner_id, size, is_deleted, created_at, updated_at)
-       VALUES (@id, @name, @folder_id, @owner_id, @size, @is_deleted, @created_at, @updated_at)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     const userExists = db.prepare('SELECT 1 FROM users WHERE id = ?').pluck()
-
-    const insertEach = <T extends { id: string }>(
-      entries: ImportEntry<T>[],
-      insert: Database.Statement,
-      toParams: (row: T) => Row,
-      explain: (row: T, code: string) => string,
-    ): number => {
-      for (const { at, row } of entries) {
-        try {
-          insert.run(toParams(row))
-        } catch (error) {
-          if (isSqliteError(error) && error.code.startsWith('SQLITE_CONSTRAINT')) {
-            throw new ImportError(at, explain(row, error.code))
-          }
-          throw error
-        }
-      }
-      return entries.length
-    }
     const idTaken = (id: string) => `id ${id} already exists`
     const owned = (row: { owner_id: string; folder_id: string | null }, code: string, id: string): string => {
       if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE') return idTaken(id)
@@ -192,28 +221,65 @@ export class SqliteStore implements Store {
       }
       return 'violates a rule of the data model'
     }
-    const flags = <T extends { is_deleted: boolean }>(row: T) => ({
-      ...row,
-      is_deleted: row.is_deleted ? 1 : 0,
-    })
 
+    insertEach(
+      data.users,
+      (u) =>
+        insertUser.run(
+          u.id,
+          u.username,
+          u.email,
+          u.avatar_url,
+          u.password_hash,
+          u.is_suspended ? 1 : 0,
+          u.created_at,
+          u.updated_at,
+        ),
+      (u, code) =>
+        code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ? idTaken(u.id) : `username ${u.username} already exists`,
+    )
+    insertEach(
+      data.sessions,
+      (s) => insertSession.run(s.id, s.user_id, s.created_at, s.expires_at),
+      (s, code) =>
+        code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ? idTaken(s.id) : `user ${s.user_id} does not exist`,
+    )
+    withCountsAppliedInBulk(db, data.folders, () =>
+      insertEach(
+        data.folders,
+        (f) =>
+          insertFolder.run(
+            f.id,
+            f.name,
+            f.folder_id,
+            f.owner_id,
+            f.is_deleted ? 1 : 0,
+            f.created_at,
+            f.updated_at,
+          ),
+        (f, code) => owned(f, code, f.id),
+      ),
+    )
+    insertEach(
+      data.files,
+      (f) =>
+        insertFile.run(
+          f.id,
+          f.name,
+          f.folder_id,
+          f.owner_id,
+          f.size,
+          f.is_deleted ? 1 : 0,
+          f.created_at,
+          f.updated_at,
+        ),
+      (f, code) => owned(f, code, f.id),
+    )
     return {
-      users: insertEach(
-        data.users,
-        insertUser,
-        (u) => ({ ...u, is_suspended: u.is_suspended ? 1 : 0 }),
-        (u, code) =>
-          code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ? idTaken(u.id) : `username ${u.username} already exists`,
-      ),
-      sessions: insertEach(
-        data.sessions,
-        insertSession,
-        (s) => ({ ...s }),
-        (s, code) =>
-          code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ? idTaken(s.id) : `user ${s.user_id} does not exist`,
-      ),
-      folders: insertEach(data.folders, insertFolder, flags, (f, code) => owned(f, code, f.id)),
-      files: insertEach(data.files, insertFile, flags, (f, code) => owned(f, code, f.id)),
+      users: data.users.length,
+      sessions: data.sessions.length,
+      folders: data.folders.length,
+      files: data.files.length,
     }
   }
 
