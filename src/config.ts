@@ -4,7 +4,14 @@
  * stops start-up with a ConfigError naming the setting.
  */
 
+import { isIP } from 'node:net'
+
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/folder-service.db'
+/**
+ * 100 requests a second sustained for a whole minute, per session: far beyond what a person
+ * browsing folders (or a well-behaved sync client) sends, low enough to blunt a runaway
+ * script. Load tests should set RATE_LIMIT_PER_MINUTE=0.
+ */
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 6000
 
 export interface Config {
@@ -17,6 +24,12 @@ export interface Config {
   rateLimitPerMinute: number
   /** origins allowed to call with credentials; empty: CORS off */
   corsOrigins: readonly string[]
+  /**
+   * Which proxies may set X-Forwarded-For (Fastify trustProxy): false (none), true (any),
+   * or addresses and CIDR ranges. Decides the client address used by the per-address
+   * rate limit and logged.
+   */
+  trustProxy: boolean | readonly string[]
   /** PostgreSQL connections per process */
   dbPoolSize: number
   /** how long to wait for a new database connection */
@@ -29,6 +42,8 @@ export interface Config {
   keepAliveTimeoutMs: number
   /** longest a whole request may take to arrive */
   requestTimeoutMs: number
+  /** longest the request headers may take to arrive (slow-loris guard); at most requestTimeoutMs */
+  headersTimeoutMs: number
   /** longest graceful shutdown may take before the process exits anyway */
   shutdownTimeoutMs: number
 }
@@ -55,7 +70,13 @@ export class ConfigError extends Error {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
-function integer(setting: string, text: string | undefined, fallback: number, min: number, max: number): number {
+function integer(
+  setting: string,
+  text: string | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   if (text === undefined || text === '') return fallback
   if (!/^[0-9]+$/.test(text) || Number(text) < min || Number(text) > max) {
     throw new ConfigError(setting, `expected a whole number from ${min} to ${max}, got '${text}'`)
@@ -67,6 +88,48 @@ function text(value: string | undefined, fallback: string): string {
   return value === undefined || value === '' ? fallback : value
 }
 
+/**
+ * One CORS origin in the form browsers send in the Origin header (scheme, host, optional
+ * port; lower case, default port dropped), so that matching is an exact string compare.
+ */
+function corsOrigin(value: string): string {
+  const refuse = () =>
+    new ConfigError(
+      'CORS_ORIGINS',
+      `expected comma-separated origins such as https://app.example.com, got '${value}'`,
+    )
+  if (!/^https?:\/\/[^/\s?#@]+$/i.test(value)) throw refuse()
+  try {
+    return new URL(value).origin
+  } catch {
+    throw refuse()
+  }
+}
+
+/**
+ * `''`/`false`, `true`, or comma-separated addresses and CIDR ranges. No hop count: Fastify
+ * 5 refuses to trust by hop count alone (it cannot vouch for the immediate peer).
+ */
+function trustProxy(value: string | undefined): boolean | readonly string[] {
+  const raw = (value ?? '').trim()
+  if (raw === '' || raw === 'false') return false
+  if (raw === 'true') return true
+  const entries = raw.split(',').map((entry) => entry.trim())
+  for (const entry of entries) {
+    const [address = '', prefix, ...rest] = entry.split('/')
+    const family = isIP(address)
+    const maxPrefix = family === 6 ? 128 : 32
+    const prefixOk = prefix === undefined || (/^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= maxPrefix)
+    if (family === 0 || !prefixOk || rest.length > 0) {
+      throw new ConfigError(
+        'TRUST_PROXY',
+        `expected true, false or addresses/CIDR ranges such as 10.0.0.0/8, got '${entry}'`,
+      )
+    }
+  }
+  return Object.freeze(entries)
+}
+
 export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Readonly<Config> {
   const logLevel = text(flags.logLevel ?? env.LOG_LEVEL, 'info')
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -76,10 +139,21 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Rea
     .split(',')
     .map((origin) => origin.trim())
     .filter((origin) => origin !== '')
-  for (const origin of corsOrigins) {
-    if (!/^https?:\/\/[^/\s]+$/.test(origin)) {
-      throw new ConfigError('CORS_ORIGINS', `expected origins such as https://app.example.com, got '${origin}'`)
-    }
+    .map(corsOrigin)
+  const requestTimeoutMs = integer('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 30_000, 1, 3_600_000)
+  const headersTimeoutMs = integer(
+    'HEADERS_TIMEOUT_MS',
+    env.HEADERS_TIMEOUT_MS,
+    Math.min(20_000, requestTimeoutMs),
+    1,
+    3_600_000,
+  )
+  // Node refuses a headers timeout longer than the request timeout.
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(
+      'HEADERS_TIMEOUT_MS',
+      `must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got '${headersTimeoutMs}'`,
+    )
   }
   return Object.freeze({
     databaseUrl: text(flags.db ?? env.DATABASE_URL, DEFAULT_DATABASE_URL),
@@ -94,12 +168,14 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Rea
       10_000_000,
     ),
     corsOrigins: Object.freeze(corsOrigins),
+    trustProxy: trustProxy(env.TRUST_PROXY),
     dbPoolSize: integer('DB_POOL_SIZE', env.DB_POOL_SIZE, 10, 1, 1000),
     dbConnectTimeoutMs: integer('DB_CONNECT_TIMEOUT_MS', env.DB_CONNECT_TIMEOUT_MS, 3000, 1, 600_000),
     dbStatementTimeoutMs: integer('DB_STATEMENT_TIMEOUT_MS', env.DB_STATEMENT_TIMEOUT_MS, 5000, 1, 600_000),
     sqliteBusyTimeoutMs: integer('SQLITE_BUSY_TIMEOUT_MS', env.SQLITE_BUSY_TIMEOUT_MS, 5000, 0, 600_000),
     keepAliveTimeoutMs: integer('KEEP_ALIVE_TIMEOUT_MS', env.KEEP_ALIVE_TIMEOUT_MS, 72_000, 1, 3_600_000),
-    requestTimeoutMs: integer('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 30_000, 1, 3_600_000),
+    requestTimeoutMs,
+    headersTimeoutMs,
     shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, 10_000, 1, 600_000),
   })
 }
