@@ -48,7 +48,11 @@ export const problems = {
   internal: () => new HttpProblem(500, 'INTERNAL', 'An unexpected error occurred.'),
 }
 
-export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: HttpProblem): FastifyReply {
+export function sendProblem(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  problem: HttpProblem,
+): FastifyReply {
   const body: ProblemBody = {
     type: 'about:blank',
     title: STATUS_CODES[problem.status] ?? 'Error',
@@ -76,10 +80,13 @@ export function toProblem(error: unknown): HttpProblem {
   const fastifyError = error as FastifyError
   if (fastifyError.validation !== undefined) return fromValidation(fastifyError)
   const status = fastifyError.statusCode
-  // Fastify's own client errors (bad URL, body too large, unsupported media type...)
-  // are malformed input; keep their status, speak in the contract's code.
-  if (typeof status === 'number' && status >= 400 && status < 500) {
-    if (status === 429) return new HttpProblem(429, 'RATE_LIMITED', fastifyError.message)
+  // Fastify's own client errors (bad URL, body too large, unsupported media type...) and
+  // http-errors style ones from plugins (`expose`, e.g. @fastify/static) are malformed
+  // input: keep their status, speak in the contract's code. Anything else carrying a
+  // statusCode (a driver error, say) is still a bug of ours: 500.
+  const fromFramework =
+    fastifyError.code?.startsWith('FST_') === true || (error as { expose?: unknown }).expose === true
+  if (fromFramework && typeof status === 'number' && status >= 400 && status < 500) {
     return new HttpProblem(status, 'INVALID_INPUT', 'The request is malformed.')
   }
   return problems.internal()
@@ -94,9 +101,7 @@ export const problemsPlugin = fp(
       }
       return sendProblem(request, reply, problem)
     })
-    app.setNotFoundHandler((request, reply) =>
-      sendProblem(request, reply, problems.routeNotFound()),
-    )
+    app.setNotFoundHandler((request, reply) => sendProblem(request, reply, problems.routeNotFound()))
   },
   { name: 'problems' },
 )

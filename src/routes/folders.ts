@@ -1,4 +1,4 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox'
 import { normaliseUuid } from '../ids.js'
 import { formatTimestamp } from '../time.js'
 import type { FolderRow, OwnerInfo, Store } from '../store/store.js'
@@ -7,6 +7,7 @@ import { Problem } from '../schemas/problem.js'
 import { DEFAULT_LIMIT, ListFoldersQuery, MAX_LIMIT } from '../schemas/list-folders-query.js'
 import { authenticate } from '../http/auth.js'
 import { conditionalGet } from '../http/conditional-get.js'
+import { paginationLinks } from '../http/pagination-links.js'
 import { problems } from '../http/problems.js'
 
 /** GET /v1/folders: the direct sub-folders of one parent, for the session's user. */
@@ -15,6 +16,7 @@ export interface FoldersRouteOptions {
   store: Store
 }
 
+const LIST_PATH = '/v1/folders'
 const LISTING_METHODS = ['GET', 'HEAD']
 
 export const listFoldersSchema = {
@@ -48,36 +50,45 @@ function toFolderBody(row: FolderRow, owner: OwnerInfo) {
   }
 }
 
-export const foldersRoutes: FastifyPluginAsyncTypebox<FoldersRouteOptions> = async (app, { store }) => {
+export const foldersRoutes: FastifyPluginCallbackTypebox<FoldersRouteOptions> = (app, { store }, done) => {
   app.decorateRequest('sessionUser', null as never)
   app.addHook('onSend', conditionalGet)
 
   app.get(
-    '/v1/folders',
+    LIST_PATH,
     { schema: listFoldersSchema, onRequest: authenticate(store) },
-    async (request): Promise<FolderListBody> => {
+    async (request, reply): Promise<FolderListBody> => {
       const { folder_id, page: pageText, limit: limitText } = request.query
       const page = pageText === undefined ? 1 : Number(pageText)
       const limit = limitText === undefined ? DEFAULT_LIMIT : Math.min(Number(limitText), MAX_LIMIT)
+      const parentId = folder_id === undefined ? null : normaliseUuid(folder_id)
       const user = request.sessionUser
-      const result = await store.listFolders({
-        ownerId: user.id,
-        parentId: folder_id === undefined ? null : normaliseUuid(folder_id),
-        page,
-        limit,
-      })
+      const result = await store.listFolders({ ownerId: user.id, parentId, page, limit })
       if (result === null) throw problems.folderNotFound()
+      reply.header('link', paginationLinks(LIST_PATH, parentId, page, limit, result.total))
       // Every listed folder belongs to the session's user (spec rule 2), so one owner object serves all.
       const owner: OwnerInfo = { id: user.id, username: user.username, avatar_url: user.avatar_url }
-      return { folders: result.folders.map((row) => toFolderBody(row, owner)), total: result.total, page, limit }
+      return {
+        folders: result.folders.map((row) => toFolderBody(row, owner)),
+        total: result.total,
+        page,
+        limit,
+      }
     },
   )
 
+  // Every other method: 405 with Allow, decided at onRequest so that no body is parsed (a
+  // malformed or unsupported body must not turn it into 400 or 415). With CORS on, a
+  // preflight OPTIONS from a listed origin is answered 204 by the CORS hook, which runs first.
+  const methodNotAllowed = () => {
+    throw problems.methodNotAllowed(LISTING_METHODS)
+  }
   app.route({
     method: app.supportedMethods.filter((m) => !LISTING_METHODS.includes(m)),
-    url: '/v1/folders',
-    handler: () => {
-      throw problems.methodNotAllowed(LISTING_METHODS)
-    },
+    url: LIST_PATH,
+    schema: { hide: true },
+    onRequest: (_request, _reply, done) => done(problems.methodNotAllowed(LISTING_METHODS)),
+    handler: methodNotAllowed,
   })
+  done()
 }
