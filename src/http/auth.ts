@@ -15,8 +15,13 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The user bound to the request's session; set by the authenticate hook. */
     sessionUser: SessionUser
+    /** The parsed session cookie (see {@link requestSessionCookie}); undefined until first read. */
+    sessionCookie: SessionCookie | undefined
   }
 }
+
+/** The session cookie of a request: a lower-cased UUID, absent, or not a UUID. */
+export type SessionCookie = { id: string } | 'missing' | 'malformed'
 
 const MISSING = 'No session: send the session_id cookie.'
 const INVALID = 'The session is invalid or has expired.'
@@ -25,19 +30,32 @@ const INVALID = 'The session is invalid or has expired.'
 export function sessionIdFrom(
   cookieHeader: string | undefined,
   parse: (header: string) => Record<string, string | undefined>,
-): string | null | 'malformed' {
-  if (cookieHeader === undefined) return null
+): SessionCookie {
+  if (cookieHeader === undefined) return 'missing'
   const value = parse(cookieHeader)[SESSION_COOKIE]
-  if (value === undefined) return null
-  return isUuid(value) ? normaliseUuid(value) : 'malformed'
+  if (value === undefined) return 'missing'
+  return isUuid(value) ? { id: normaliseUuid(value) } : 'malformed'
+}
+
+/**
+ * The request's session id, parsed from the Cookie header once and kept on the request, so
+ * the rate limiter (which keys on it) and the authenticate hook share one parse.
+ */
+export function requestSessionCookie(request: FastifyRequest): SessionCookie {
+  let cookie = request.sessionCookie
+  if (cookie === undefined) {
+    cookie = sessionIdFrom(request.headers.cookie, (h) => request.server.parseCookie(h))
+    request.sessionCookie = cookie
+  }
+  return cookie
 }
 
 export function authenticate(store: Store, now: () => number = Date.now): onRequestAsyncHookHandler {
   return async function authenticateSession(request: FastifyRequest, _reply: FastifyReply) {
-    const sessionId = sessionIdFrom(request.headers.cookie, (h) => request.server.parseCookie(h))
-    if (sessionId === null) throw problems.unauthorized(MISSING)
-    if (sessionId === 'malformed') throw problems.unauthorized(INVALID)
-    const user = await store.findSessionUser(sessionId, now())
+    const cookie = requestSessionCookie(request)
+    if (cookie === 'missing') throw problems.unauthorized(MISSING)
+    if (cookie === 'malformed') throw problems.unauthorized(INVALID)
+    const user = await store.findSessionUser(cookie.id, now())
     if (user === null) throw problems.unauthorized(INVALID)
     if (user.is_suspended) throw problems.frozen()
     request.sessionUser = user

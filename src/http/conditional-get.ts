@@ -35,7 +35,9 @@ export function conditionalGet(
   done: (err: null, payload?: unknown) => void,
 ): void {
   reply.header('cache-control', CACHE_CONTROL)
-  reply.header('vary', 'Cookie')
+  // Appended: CORS may already have said `Vary: Origin`.
+  const vary = reply.getHeader('vary')
+  reply.header('vary', vary === undefined ? 'Cookie' : `${String(vary)}, Cookie`)
   if (reply.statusCode !== 200 || typeof payload !== 'string') {
     done(null, payload)
     return

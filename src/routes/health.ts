@@ -1,20 +1,23 @@
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginCallback } from 'fastify'
 import type { Store } from '../store/store.js'
-import { problems } from '../http/problems.js'
+import { problems, sendProblem } from '../http/problems.js'
 
 /**
- * Liveness and readiness. /healthz never touches the database (a database outage must not
- * get healthy instances restarted); /readyz does, so a load balancer stops sending traffic
- * to an instance that cannot serve it.
+ * Liveness and readiness, left out of the OpenAPI document and of rate limiting. /healthz
+ * never touches the database (a database outage must not get healthy instances restarted);
+ * /readyz does, so a load balancer stops sending traffic to an instance that cannot serve
+ * it: 503 problem+json (UNAVAILABLE, Retry-After) while the database is unreachable.
  */
-export const healthRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
-  app.get('/healthz', () => ({ status: 'ok' }))
-  app.get('/readyz', async () => {
+export const healthRoutes: FastifyPluginCallback<{ store: Store }> = (app, { store }, done) => {
+  app.get('/healthz', { schema: { hide: true } }, () => ({ status: 'ok' }))
+  app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
     try {
       await store.ping()
-    } catch {
-      throw problems.unavailable()
+    } catch (error) {
+      request.log.warn({ err: error }, 'not ready: the database is unreachable')
+      return sendProblem(request, reply, problems.unavailable())
     }
     return { status: 'ready' }
   })
+  done()
 }
