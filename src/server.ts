@@ -1,31 +1,75 @@
 import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
-import { buildApp } from './app.js'
+import { buildApp, type AppOptions } from './app.js'
 import type { Config } from './config.js'
 import { openStore } from './store/open-store.js'
+import type { Store } from './store/store.js'
 
 /**
  * The process side of the service (DESIGN habit 1): open the store, build the app, listen,
  * and on SIGTERM or SIGINT stop accepting connections, let in-flight requests finish, close
- * the database and exit 0; past shutdownTimeoutMs the process exits anyway.
+ * the database and exit 0; past shutdownTimeoutMs the process exits 1 anyway.
  */
-export async function startServer(config: Readonly<Config>): Promise<FastifyInstance> {
-  const store = await openStore(config)
-  const app = await buildApp({ store, config })
+
+export interface ListenOptions {
+  /** an already open store (tests); by default the one config.databaseUrl names */
+  store?: Store
+  logger?: AppOptions['logger']
+}
+
+/**
+ * Builds the app and listens, without touching signals. The app owns the store: closing the
+ * app (see {@link stopServer}) closes it.
+ */
+export async function listen(
+  config: Readonly<Config>,
+  options: ListenOptions = {},
+): Promise<FastifyInstance> {
+  const store = options.store ?? (await openStore(config))
+  let app: FastifyInstance
+  try {
+    app = await buildApp({ store, config, logger: options.logger })
+  } catch (error) {
+    await store.close()
+    throw error
+  }
   app.addHook('onClose', () => store.close())
-
-  closeWithGrace({ delay: config.shutdownTimeoutMs }, async ({ signal, err }) => {
-    if (err) app.log.error({ err }, 'stopping after an uncaught error')
-    else app.log.info({ signal }, 'shutting down')
-    await app.close()
-  })
-
   try {
     await app.listen({ host: config.host, port: config.port })
   } catch (error) {
     await app.close()
     throw error
   }
+  return app
+}
+
+/**
+ * Graceful stop, the path SIGTERM and SIGINT take: the listening socket closes at once and
+ * idle keep-alive connections are dropped; requests in flight run to completion (their
+ * responses carry `Connection: close`); then the database is closed.
+ */
+export async function stopServer(app: FastifyInstance): Promise<void> {
+  await app.close()
+}
+
+/** The `serve` command: listen, then stop gracefully on a signal and exit. */
+export async function startServer(config: Readonly<Config>): Promise<FastifyInstance> {
+  const store = await openStore(config)
+  const app = await listen(config, { store })
+
+  closeWithGrace(
+    {
+      delay: config.shutdownTimeoutMs,
+      logger: { error: (message: unknown) => app.log.error(message) },
+    },
+    async ({ signal, err }) => {
+      if (err) app.log.error({ err }, 'stopping after an uncaught error')
+      else app.log.info({ signal }, 'shutting down: draining requests in flight')
+      await stopServer(app)
+      app.log.info('stopped')
+    },
+  )
+
   if ((await store.countUsers()) === 0) {
     app.log.info('the database has no users yet: run `npx folder-service seed --demo` to load a demo')
   }
