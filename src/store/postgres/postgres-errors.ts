@@ -1,0 +1,131 @@
+import pg from 'pg'
+import { StoreUnavailableError } from '../store.js'
+
+/**
+ * Which node-postgres failures mean "the database cannot be used right now" (HTTP 503,
+ * StoreUnavailableError) rather than "this statement is wrong" (propagated as is), and how
+ * to describe them in one line that never contains the connection password.
+ */
+
+/**
+ * SQLSTATEs of an unusable server or connection: class 08 (connection exception), class 53
+ * (insufficient resources: too many connections, disk full, out of memory), 57P01-57P05
+ * (terminated by an administrator, crash shutdown, starting up, database dropped, idle
+ * session timeout) and 57014 (cancelled, which statement_timeout does: no answer in time).
+ */
+const UNAVAILABLE_SQLSTATE = /^(08...|53...|57P0.|57014)$/
+
+/** SQLSTATEs that say the connection died under the statement, before or while it ran. */
+const DEAD_CONNECTION_SQLSTATE = new Set(['57P01', '57P02'])
+
+/** Socket-level errors (Node system error codes) of an unreachable or vanished server. */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+])
+
+/**
+ * node-postgres reports its own connection failures as plain Errors with these messages
+ * (pg/lib/client.js, pg-pool/index.js): lost connection, client-side query_timeout,
+ * pool connect timeout (also when every pooled connection stays busy), unusable client.
+ */
+const DRIVER_UNAVAILABLE =
+  /^(Connection terminated|Query read timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed)/
+
+const DRIVER_DEAD_CONNECTION =
+  /^(Connection terminated unexpectedly|Client has encountered a connection error)/
+
+function codeOf(error: Error): string | undefined {
+  const code = (error as { code?: unknown }).code
+  return typeof code === 'string' ? code : undefined
+}
+
+/** The error and its causes, outermost first (umzug and pg-pool wrap the driver's error). */
+function* causes(error: unknown): Generator<Error> {
+  let current = error
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    yield current
+    current = current.cause
+  }
+}
+
+function isUnavailableCause(error: Error): boolean {
+  const code = codeOf(error)
+  if (error instanceof pg.DatabaseError) return code !== undefined && UNAVAILABLE_SQLSTATE.test(code)
+  if (code !== undefined && NETWORK_CODES.has(code)) return true
+  return DRIVER_UNAVAILABLE.test(error.message)
+}
+
+/** True when the failure is the database's or the connection's, not the statement's. */
+export function isUnavailable(error: unknown): boolean {
+  if (error instanceof StoreUnavailableError) return true
+  for (const cause of causes(error)) if (isUnavailableCause(cause)) return true
+  return false
+}
+
+/**
+ * True when a pooled connection turned out to be dead (the server restarted or an
+ * administrator terminated it), as opposed to a server that is down or silent: a read that
+ * failed this way may run again at once on a fresh connection.
+ */
+export function isDeadConnection(error: unknown): boolean {
+  for (const cause of causes(error)) {
+    const code = codeOf(cause)
+    if (cause instanceof pg.DatabaseError) return code !== undefined && DEAD_CONNECTION_SQLSTATE.has(code)
+    if (code === 'ECONNRESET' || code === 'EPIPE') return true
+    if (DRIVER_DEAD_CONNECTION.test(cause.message)) return true
+  }
+  return false
+}
+
+/**
+ * The one-line reason of a failure. Server messages and socket error codes name no secret;
+ * an AggregateError (IPv4 and IPv6 both refused) has an empty message but a code.
+ */
+export function reasonOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  const code = codeOf(error)
+  if (!(error instanceof pg.DatabaseError) && code !== undefined && NETWORK_CODES.has(code)) return code
+  const firstLine = error.message.split('\n')[0]?.trim() ?? ''
+  return firstLine === '' ? (code ?? error.name) : firstLine
+}
+
+/**
+ * `host:port` (or the socket directory) of a connection URL, for messages. Built from the
+ * URL's parts rather than the URL itself, so the user name and password never appear.
+ */
+export function describeTarget(url: string): string {
+  try {
+    const parsed = new URL(url)
+    const host = parsed.searchParams.get('host') ?? decodeURIComponent(parsed.hostname)
+    const port = parsed.searchParams.get('port') ?? (parsed.port === '' ? '5432' : parsed.port)
+    return host === '' ? `localhost:${port}` : `${host}:${port}`
+  } catch {
+    return 'the configured address'
+  }
+}
+
+/** A failure to obtain a connection: always "unavailable", whatever the reason. */
+export function cannotConnect(target: string, error: unknown): StoreUnavailableError {
+  return new StoreUnavailableError(`cannot connect to PostgreSQL at ${target}: ${reasonOf(error)}`, {
+    cause: error,
+  })
+}
+
+/** Driver errors become typed errors at the adapter boundary (DESIGN habit 6). */
+export function translate(target: string, error: unknown): unknown {
+  if (error instanceof StoreUnavailableError || !isUnavailable(error)) return error
+  const root = [...causes(error)].find(isUnavailableCause) ?? error
+  return new StoreUnavailableError(`PostgreSQL at ${target} is unavailable: ${reasonOf(root)}`, {
+    cause: error,
+  })
+}

@@ -1,0 +1,297 @@
+import type { QueryConfig } from 'pg'
+import { formatTimestamp } from '../../time.js'
+import {
+  StoreUnavailableError,
+  type FolderPage,
+  type FolderRecord,
+  type FolderRow,
+  type ImportCounts,
+  type ImportData,
+  type ListFoldersQuery,
+  type SessionUser,
+  type Store,
+  type UserRecord,
+} from '../store.js'
+import { Connections, type PoolSettings } from './postgres-connections.js'
+import { cannotConnect } from './postgres-errors.js'
+import { importRecords } from './postgres-import.js'
+import { migratePostgres } from './postgres-migrations.js'
+
+/**
+ * The PostgreSQL backend (node-postgres), behaving exactly like SqliteStore: the Store
+ * speaks epoch-ms numbers, lower-case uuid strings and booleans; timestamptz values leave
+ * the database already as epoch-ms int8 (exact, independent of the session TimeZone), and
+ * int8 values, which pg returns as strings, become numbers here.
+ */
+
+/** timestamptz -> epoch milliseconds as int8 (`column` is always a constant of this file). */
+const ms = (column: string) => `(extract(epoch FROM ${column}) * 1000)::int8`
+
+const FOLDER_COLUMNS = `id, name, folder_id, ${ms('created_at')} AS created_at, ${ms('updated_at')} AS updated_at`
+const FOLDER_RECORD_COLUMNS = `${FOLDER_COLUMNS}, owner_id, is_deleted`
+const USER_COLUMNS = `id, username, email, avatar_url, password_hash, is_suspended,
+  ${ms('created_at')} AS created_at, ${ms('updated_at')} AS updated_at`
+/**
+ * The listing order (CONTRACT section 4); name is COLLATE "C" in the schema. Qualified:
+ * a bare `created_at` would name the epoch-ms output column, and sorting on that
+ * expression could not follow the index.
+ */
+const ORDER = 'ORDER BY folders.name, folders.created_at, folders.id'
+
+/**
+ * ORDER for the children of one parent. The leading folder_id changes nothing (it is the
+ * same for every row) but lets the planner read the root's children (`folder_id IS NULL`,
+ * which it does not treat as an equality) in folders_listing order and stop at LIMIT,
+ * instead of sorting all of them: 0.06 ms instead of 20 ms for 50 000 root folders.
+ */
+const LISTING_ORDER = 'ORDER BY folders.folder_id, folders.name, folders.created_at, folders.id'
+
+/**
+ * Stored ids are canonical lower-case UUIDs. Any other string names no row, as on SQLite
+ * (which compares text), and must not reach a uuid parameter, which PostgreSQL would
+ * refuse with an error instead.
+ */
+const STORED_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const isStoredId = (id: string) => STORED_ID.test(id)
+
+/** Rows as pg returns them: int8 as decimal strings. */
+interface RawFolder {
+  id: string
+  name: string
+  folder_id: string | null
+  created_at: string
+  updated_at: string
+}
+type RawFolderRecord = RawFolder & { owner_id: string; is_deleted: boolean }
+type RawUser = Omit<UserRecord, 'created_at' | 'updated_at'> & { created_at: string; updated_at: string }
+/** A listing row: the parent check and the total, then one page row (all null on an empty page). */
+type RawListing = { live: boolean; total: string } & { [K in keyof RawFolder]: RawFolder[K] | null }
+
+function toFolderRow(raw: RawFolder): FolderRow {
+  return {
+    id: raw.id,
+    name: raw.name,
+    folder_id: raw.folder_id,
+    created_at: Number(raw.created_at),
+    updated_at: Number(raw.updated_at),
+  }
+}
+
+function toFolderRecord(raw: RawFolderRecord): FolderRecord {
+  return { ...toFolderRow(raw), owner_id: raw.owner_id, is_deleted: raw.is_deleted }
+}
+
+function toUser(raw: RawUser): UserRecord {
+  return { ...raw, created_at: Number(raw.created_at), updated_at: Number(raw.updated_at) }
+}
+
+/**
+ * The listing statement: ONE round trip per listing request. It checks that the parent is
+ * a live folder of the owner, counts the live children and returns the page, all in one
+ * statement, hence one snapshot (the count and the page agree, as SQLite's read
+ * transaction guarantees) and one network wait on the request's critical path. The
+ * one-time filter `(SELECT live FROM parent)` skips both scans when the check fails.
+ * The count and the page are index-only scans of folders_listing. Every result row
+ * carries `live` and `total`; a LEFT JOIN keeps one row when the page is empty.
+ */
+function listingStatement(
+  name: string,
+  live: string,
+  parentFilter: string,
+  limitOffset: string,
+): QueryConfig {
+  const children = `FROM folders WHERE owner_id = $1 AND ${parentFilter} AND NOT is_deleted
+     AND (SELECT live FROM parent)`
+  return {
+    name,
+    text: `WITH parent AS (SELECT ${live} AS live),
+      total AS (SELECT count(*) AS n ${children}),
+      page AS (SELECT id, name, folder_id, created_at, updated_at ${children} ${LISTING_ORDER} ${limitOffset})
+    SELECT parent.live, total.n AS total, page.id, page.name, page.folder_id,
+           ${ms('page.created_at')} AS created_at, ${ms('page.updated_at')} AS updated_at
+      FROM parent CROSS JOIN total LEFT JOIN page ON true
+     ORDER BY page.name, page.created_at, page.id`,
+  }
+}
+
+/** $1 owner, $2 parent, $3 limit, $4 offset */
+export const LIST_CHILDREN = listingStatement(
+  'folder_service_list_children',
+  'EXISTS (SELECT FROM folders WHERE id = $2 AND owner_id = $1 AND NOT is_deleted)',
+  'folder_id = $2',
+  'LIMIT $3 OFFSET $4',
+)
+/** $1 owner, $2 limit, $3 offset */
+export const LIST_ROOT = listingStatement(
+  'folder_service_list_root',
+  'true',
+  'folder_id IS NULL',
+  'LIMIT $2 OFFSET $3',
+)
+
+/** $1 session id, $2 now: the authentication of every request, one round trip. */
+const SESSION_USER: QueryConfig = {
+  name: 'folder_service_session_user',
+  text: `SELECT u.id, u.username, u.avatar_url, u.is_suspended
+           FROM sessions s JOIN users u ON u.id = s.user_id
+          WHERE s.id = $1 AND (s.expires_at IS NULL OR s.expires_at > $2::timestamptz)`,
+}
+
+const READ = { retry: true }
+const WRITE = { retry: false }
+
+export class PostgresStore implements Store {
+  readonly kind = 'postgres'
+  private readonly db: Connections
+
+  constructor(db: Connections) {
+    this.db = db
+  }
+
+  migrate(): Promise<void> {
+    return this.db.transaction(migratePostgres)
+  }
+
+  async findSessionUser(sessionId: string, now: number): Promise<SessionUser | null> {
+    if (!isStoredId(sessionId)) return null
+    const { rows } = await this.db.query<SessionUser>(
+      { ...SESSION_USER, values: [sessionId, formatTimestamp(now)] },
+      READ,
+    )
+    return rows[0] ?? null
+  }
+
+  async listFolders({ ownerId, parentId, page, limit }: ListFoldersQuery): Promise<FolderPage | null> {
+    if (parentId !== null && !(isStoredId(parentId) && isStoredId(ownerId))) return null
+    if (!isStoredId(ownerId)) return { folders: [], total: 0 }
+    const offset = (page - 1) * limit
+    const query =
+      parentId === null
+        ? { ...LIST_ROOT, values: [ownerId, limit, offset] }
+        : { ...LIST_CHILDREN, values: [ownerId, parentId, limit, offset] }
+    const { rows } = await this.db.query<RawListing>(query, READ)
+    const first = rows[0]
+    if (first === undefined || !first.live) return null
+    const folders = rows.flatMap((row) => (row.id === null ? [] : [toFolderRow(row as RawFolder)]))
+    return { folders, total: Number(first.total) }
+  }
+
+  importData(data: ImportData): Promise<ImportCounts> {
+    return this.db.transaction((client) => importRecords(client, data))
+  }
+
+  async findUser(idOrUsername: string): Promise<UserRecord | null> {
+    // Like SQLite: the id (any letter case) first, else the username (exact).
+    const id = idOrUsername.toLowerCase()
+    const { rows } = await this.db.query<RawUser>(
+      {
+        text: `SELECT ${USER_COLUMNS} FROM users WHERE id = $1::uuid OR username = $2
+                ORDER BY id = $1::uuid DESC LIMIT 1`,
+        values: [isStoredId(id) ? id : null, idOrUsername],
+      },
+      READ,
+    )
+    return rows[0] === undefined ? null : toUser(rows[0])
+  }
+
+  async listUsers(): Promise<UserRecord[]> {
+    const { rows } = await this.db.query<RawUser>(
+      { text: `SELECT ${USER_COLUMNS} FROM users ORDER BY username` },
+      READ,
+    )
+    return rows.map(toUser)
+  }
+
+  async setUserSuspended(userId: string, suspended: boolean, now: number): Promise<boolean> {
+    if (!isStoredId(userId)) return false
+    const { rowCount } = await this.db.query(
+      {
+        text: 'UPDATE users SET is_suspended = $2, updated_at = $3::timestamptz WHERE id = $1',
+        values: [userId, suspended, formatTimestamp(now)],
+      },
+      WRITE,
+    )
+    return (rowCount ?? 0) > 0
+  }
+
+  async deleteSession(sessionId: string): Promise<boolean> {
+    if (!isStoredId(sessionId)) return false
+    const { rowCount } = await this.db.query(
+      { text: 'DELETE FROM sessions WHERE id = $1', values: [sessionId] },
+      WRITE,
+    )
+    return (rowCount ?? 0) > 0
+  }
+
+  async findFolder(folderId: string): Promise<FolderRecord | null> {
+    if (!isStoredId(folderId)) return null
+    const { rows } = await this.db.query<RawFolderRecord>(
+      { text: `SELECT ${FOLDER_RECORD_COLUMNS} FROM folders WHERE id = $1`, values: [folderId] },
+      READ,
+    )
+    return rows[0] === undefined ? null : toFolderRecord(rows[0])
+  }
+
+  async markFolderDeleted(folderId: string, now: number): Promise<boolean> {
+    if (!isStoredId(folderId)) return false
+    const { rowCount } = await this.db.query(
+      {
+        text: 'UPDATE folders SET is_deleted = true, updated_at = $2::timestamptz WHERE id = $1 AND NOT is_deleted',
+        values: [folderId, formatTimestamp(now)],
+      },
+      WRITE,
+    )
+    return (rowCount ?? 0) > 0
+  }
+
+  async listLiveFolders(ownerId: string): Promise<FolderRecord[]> {
+    if (!isStoredId(ownerId)) return []
+    const { rows } = await this.db.query<RawFolderRecord>(
+      {
+        text: `SELECT ${FOLDER_RECORD_COLUMNS} FROM folders WHERE owner_id = $1 AND NOT is_deleted
+                ${ORDER}`,
+        values: [ownerId],
+      },
+      READ,
+    )
+    return rows.map(toFolderRecord)
+  }
+
+  async countUsers(): Promise<number> {
+    const { rows } = await this.db.query<{ n: string }>({ text: 'SELECT count(*) AS n FROM users' }, READ)
+    return Number(rows[0]?.n ?? 0)
+  }
+
+  async ping(): Promise<void> {
+    await this.db.query({ text: 'SELECT 1' }, READ)
+  }
+
+  close(): Promise<void> {
+    return this.db.close()
+  }
+}
+
+export type PostgresStoreOptions = PoolSettings
+
+/** A store on a pool that has not connected yet: no I/O until the first call. */
+export function createPostgresStore(url: string, options: PostgresStoreOptions): PostgresStore {
+  return new PostgresStore(new Connections(url, options))
+}
+
+/**
+ * Creates the store and checks that the server answers, so a wrong URL or a server that is
+ * down fails start-up at once with one line (`cannot connect to PostgreSQL at host:port:
+ * ECONNREFUSED`), within connectTimeoutMs, and leaves no connection or timer behind.
+ * The connection it opens stays pooled for the migration that openStore runs next.
+ */
+export async function openPostgresStore(url: string, options: PostgresStoreOptions): Promise<PostgresStore> {
+  const connections = new Connections(url, options)
+  const store = new PostgresStore(connections)
+  try {
+    await store.ping()
+  } catch (error) {
+    await store.close()
+    throw error instanceof StoreUnavailableError ? error : cannotConnect(connections.target, error)
+  }
+  return store
+}
