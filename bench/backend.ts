@@ -1,0 +1,292 @@
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { RecordedResponse } from './ceiling-server.js'
+import type { DataSet } from './dataset.js'
+import { fetchRaw, runLoad, runProbe, type LoadResult, type ProbeResult } from './load.js'
+import type { BenchOptions } from './options.js'
+import { readCpuSeconds, readMachineBusySeconds, RssSampler, type PhaseMemory } from './process-stats.js'
+import { freePort, HOST, runToEnd, spawnChild, stopChild, waitForHttp, type Child } from './processes.js'
+import { lastPage, mixedTargets, pageTarget, type Target } from './targets.js'
+import { CLI } from './build.js'
+import { summariseProfiles, type ProfileSummary } from './profile-summary.js'
+
+/**
+ * One backend through every phase: import through the CLI, start the service, check a
+ * sample of answers, mixed load, the same load on the ceiling server, latency probes.
+ * Memory and CPU of the service are sampled throughout.
+ */
+
+export interface ImportFigures {
+  folders: number
+  wallSeconds: number
+  /** seconds the CLI itself reports (read, validate, insert; no process start-up) */
+  cliSeconds: number | null
+  foldersPerSecond: number
+  cliFoldersPerSecond: number | null
+}
+
+export interface LoadFigures extends LoadResult {
+  /** CPU seconds the server used per 1,000 requests */
+  serverCpuMsPerRequest: number | null
+  /** share of one core the bench process (autocannon) used */
+  clientCpuShare: number
+  /** cores kept busy by other processes of the machine meanwhile (noise), when known */
+  otherCores: number | null
+}
+
+export interface Probes {
+  small: ProbeResult
+  hugeFirst: ProbeResult | null
+  hugeLast: ProbeResult | null
+  hugeLastPage: number | null
+}
+
+export interface BackendResult {
+  backend: 'sqlite' | 'postgres'
+  url: string
+  note?: string
+  import: ImportFigures
+  verify: ProbeResult
+  mixed: LoadFigures
+  ceiling: LoadFigures
+  ratio: number
+  probes: Probes
+  memory: { peakBytes: number; phases: PhaseMemory[] }
+  recordedResponse: { status: number; bytes: number; headers: [string, string][] }
+  /** where the service's CPU went (--profile) */
+  profile?: ProfileSummary | null
+}
+
+export interface BackendContext {
+  root: string
+  options: BenchOptions
+  data: DataSet
+  tmp: string
+  log: (line: string) => void
+}
+
+const SERVICE_ENV = { RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'warn' }
+
+async function importData(ctx: BackendContext, url: string): Promise<ImportFigures> {
+  const child = spawnChild(
+    'folder-service import',
+    process.execPath,
+    [CLI, 'import', ctx.data.file, '--db', url, '--json'],
+    { ...process.env, ...SERVICE_ENV },
+    ctx.root,
+  )
+  const run = await runToEnd(child, ctx.options.importTimeout * 1000)
+  if (run.code !== 0)
+    throw new Error(`import failed (exit ${run.code ?? run.signal}):\n${child.output().trim()}`)
+  let cliSeconds: number | null = null
+  try {
+    const printed = JSON.parse(child.stdout()) as { folders?: number; seconds?: number }
+    if (printed.folders !== ctx.data.counts.folders) {
+      throw new Error(`import reported ${printed.folders} folders, the file has ${ctx.data.counts.folders}`)
+    }
+    cliSeconds = typeof printed.seconds === 'number' ? printed.seconds : null
+  } catch (error) {
+    if (error instanceof SyntaxError)
+      ctx.log(`  (import printed no JSON: ${child.stdout().trim().slice(0, 200)})`)
+    else throw error
+  }
+  const folders = ctx.data.counts.folders
+  return {
+    folders,
+    wallSeconds: run.seconds,
+    cliSeconds,
+    foldersPerSecond: folders / run.seconds,
+    cliFoldersPerSecond: cliSeconds === null ? null : folders / cliSeconds,
+  }
+}
+
+/** Runs a load phase and measures the server's CPU and the bench's own over it. */
+async function measuredLoad(server: Child, settings: Parameters<typeof runLoad>[0]): Promise<LoadFigures> {
+  const machineBefore = readMachineBusySeconds()
+  const cpuBefore = readCpuSeconds(server.pid)
+  const clientBefore = process.cpuUsage()
+  const started = performance.now()
+  const result = await runLoad(settings)
+  const wall = (performance.now() - started) / 1000
+  const client = process.cpuUsage(clientBefore)
+  const cpuAfter = readCpuSeconds(server.pid)
+  const machineAfter = readMachineBusySeconds()
+  const serverCpu = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore
+  const clientCpu = (client.user + client.system) / 1e6
+  return {
+    ...result,
+    serverCpuMsPerRequest:
+      serverCpu === null || result.requests === 0 ? null : (serverCpu * 1000) / result.requests,
+    clientCpuShare: clientCpu / wall,
+    otherCores:
+      serverCpu === null || machineBefore === null || machineAfter === null
+        ? null
+        : Math.max(0, (machineAfter - machineBefore - serverCpu - clientCpu) / wall),
+  }
+}
+
+async function startService(ctx: BackendContext, url: string, port: number, profileDir: string | null) {
+  const nodeArgs = profileDir === null ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir]
+  const child = spawnChild(
+    'folder-service serve',
+    process.execPath,
+    [...nodeArgs, CLI, 'serve', '--db', url, '--host', HOST, '--port', String(port), '--log-level', 'warn'],
+    { ...process.env, ...SERVICE_ENV },
+    ctx.root,
+  )
+  await waitForHttp(child, `http://${HOST}:${port}/healthz`, 30_000)
+  return child
+}
+
+async function runCeiling(ctx: BackendContext, recorded: RecordedResponse, targets: Target[]) {
+  const file = join(ctx.tmp, 'ceiling-response.json')
+  writeFileSync(file, JSON.stringify(recorded))
+  const port = await freePort()
+  const child = spawnChild(
+    'ceiling server',
+    process.execPath,
+    ['--import', 'tsx', 'bench/ceiling-server.ts', String(port), file],
+    process.env,
+    ctx.root,
+  )
+  try {
+    await waitForHttp(child, `http://${HOST}:${port}/`, 30_000)
+    const { connections, pipelining, warmup, duration } = ctx.options
+    await runLoad({ port, targets, connections, pipelining, seconds: warmup, verifyEvery: 0 })
+    return await measuredLoad(child, {
+      port,
+      targets,
+      connections,
+      pipelining,
+      seconds: duration,
+      verifyEvery: 0,
+    })
+  } finally {
+    await stopChild(child, 3_000)
+  }
+}
+
+/** Hop-by-hop and per-response headers the ceiling server must not replay verbatim. */
+const NOT_REPLAYED = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'])
+
+function recordResponse(raw: {
+  status: number
+  headers: [string, string][]
+  body: Buffer
+}): RecordedResponse {
+  const headers = raw.headers.filter(([name]) => !NOT_REPLAYED.has(name.toLowerCase()))
+  headers.push(['content-length', String(raw.body.length)])
+  return { status: raw.status, headers, body: raw.body.toString('base64') }
+}
+
+export async function runBackend(
+  ctx: BackendContext,
+  backend: 'sqlite' | 'postgres',
+  url: string,
+  shownUrl: string,
+): Promise<BackendResult> {
+  const { options, data, log } = ctx
+  const limit = options.limit
+
+  log(`  import: ${data.counts.folders.toLocaleString('en')} folders through the CLI ...`)
+  const imported = await importData(ctx, url)
+  log(
+    `  import: ${imported.wallSeconds.toFixed(2)} s wall (${Math.round(imported.foldersPerSecond).toLocaleString('en')} folders/s)` +
+      (imported.cliSeconds === null ? '' : `, CLI says ${imported.cliSeconds.toFixed(2)} s`),
+  )
+
+  const port = await freePort()
+  const profileDir = options.profile
+    ? join(ctx.root, options.outDir, 'profiles', `${backend}-${Date.now()}`)
+    : null
+  if (profileDir !== null) mkdirSync(profileDir, { recursive: true })
+  const service = await startService(ctx, url, port, profileDir)
+  const memory = new RssSampler(service.pid)
+  let result: BackendResult
+  try {
+    const targets = mixedTargets(data.small, limit, options.seed)
+    const huge = data.huge
+    const hugeLast = huge === null ? null : lastPage(huge, limit)
+
+    memory.enter('verify')
+    const sample = targets.slice(0, Math.min(targets.length, 200))
+    const hugeChecks =
+      huge === null || hugeLast === null
+        ? []
+        : [1, Math.ceil(hugeLast / 2), hugeLast, hugeLast + 1].map((page) => pageTarget(huge, page, limit))
+    const verify = await runProbe({
+      port,
+      targets: [...sample, ...hugeChecks],
+      connections: 1,
+      seconds: 60,
+      maxRequests: sample.length + hugeChecks.length,
+    })
+    log(`  verify: ${verify.requests} answers checked, ${verify.wrong} wrong, ${verify.non2xx} non-2xx`)
+
+    const representative = pageTarget(data.small[0] as (typeof data.small)[0], 1, limit)
+    const recorded = recordResponse(await fetchRaw(port, representative))
+    if (recorded.status !== 200) throw new Error(`the representative request got status ${recorded.status}`)
+
+    const { connections, pipelining, warmup, duration } = options
+    memory.enter('warm-up')
+    await runLoad({ port, targets, connections, pipelining, seconds: warmup, verifyEvery: 0 })
+    memory.enter('mixed')
+    const mixed = await measuredLoad(service, {
+      port,
+      targets,
+      connections,
+      pipelining,
+      seconds: duration,
+      verifyEvery: 20,
+    })
+    log(
+      `  mixed: ${Math.round(mixed.reqPerSec).toLocaleString('en')} req/s, ${mixed.non2xx} non-2xx, ${mixed.wrong} wrong of ${mixed.verified} checked`,
+    )
+
+    memory.enter('idle (ceiling runs)')
+    const ceiling = await runCeiling(ctx, recorded, targets)
+    log(`  ceiling: ${Math.round(ceiling.reqPerSec).toLocaleString('en')} req/s`)
+
+    memory.enter('probes')
+    const probe = async (probeTargets: Target[]) => {
+      const settings = { port, targets: probeTargets, connections: options.probeConnections }
+      await runProbe({ ...settings, seconds: 1, maxRequests: 50 }) // warm the path
+      return runProbe({ ...settings, seconds: options.probeDuration })
+    }
+    const small = await probe(data.small.map((folder) => pageTarget(folder, 1, limit)))
+    const hugeFirst = huge === null ? null : await probe([pageTarget(huge, 1, limit)])
+    const hugeLastProbe =
+      huge === null || hugeLast === null ? null : await probe([pageTarget(huge, hugeLast, limit)])
+    log(
+      `  probes p50: small ${small.latencyMs.p50.toFixed(2)} ms` +
+        (hugeFirst === null ? '' : `, huge page 1 ${hugeFirst.latencyMs.p50.toFixed(2)} ms`) +
+        (hugeLastProbe === null
+          ? ''
+          : `, huge page ${hugeLast} ${hugeLastProbe.latencyMs.p50.toFixed(2)} ms`),
+    )
+    memory.enter('end')
+
+    result = {
+      backend,
+      url: shownUrl,
+      import: imported,
+      verify,
+      mixed,
+      ceiling,
+      ratio: mixed.reqPerSec / ceiling.reqPerSec,
+      probes: { small, hugeFirst, hugeLast: hugeLastProbe, hugeLastPage: hugeLast },
+      memory: { peakBytes: memory.peak(), phases: memory.byPhase() },
+      recordedResponse: {
+        status: recorded.status,
+        bytes: Buffer.from(recorded.body, 'base64').length,
+        headers: recorded.headers,
+      },
+    }
+  } finally {
+    memory.stop()
+    await stopChild(service)
+  }
+  // The profile is written when the service exits.
+  if (profileDir !== null) result.profile = summariseProfiles(profileDir)
+  return result
+}

@@ -1,0 +1,240 @@
+import { cpus, loadavg, platform, release, totalmem } from 'node:os'
+import type { BackendResult } from './backend.js'
+import type { Failures } from './load.js'
+import { formatProfile } from './profile-summary.js'
+
+/** The printed tables, the targets, and the machine description stored with the figures. */
+
+export interface Verdict {
+  name: string
+  target: string
+  value: string
+  met: boolean
+}
+
+export const TARGETS = {
+  ratio: { sqlite: 0.3, postgres: 0.15 },
+  hugeOverSmall: 2,
+  lastOverSmall: 10,
+  importFoldersPerSecond: 100_000,
+}
+
+export function machineInfo() {
+  const cores = cpus()
+  return {
+    cpuModel: cores[0]?.model ?? 'unknown',
+    cpuCount: cores.length,
+    totalMemoryBytes: totalmem(),
+    os: `${platform()} ${release()}`,
+    node: process.version,
+    date: new Date().toISOString(),
+    loadAverageAtStart: loadavg(),
+  }
+}
+
+export function hugeRatios(r: BackendResult): { hugeOverSmall: number | null; lastOverSmall: number | null } {
+  const small = r.probes.small.latencyMs.p50
+  return {
+    hugeOverSmall: r.probes.hugeFirst === null ? null : r.probes.hugeFirst.latencyMs.p50 / small,
+    lastOverSmall: r.probes.hugeLast === null ? null : r.probes.hugeLast.latencyMs.p50 / small,
+  }
+}
+
+/** Every phase that talked to the service, with its failures. */
+export function servicePhases(r: BackendResult): [string, Failures & { requests: number }][] {
+  const phases: [string, Failures & { requests: number }][] = [
+    ['verify (sequential)', r.verify],
+    ['mixed load', r.mixed],
+    ['probe small p1', r.probes.small],
+  ]
+  if (r.probes.hugeFirst !== null) phases.push(['probe huge p1', r.probes.hugeFirst])
+  if (r.probes.hugeLast !== null) phases.push([`probe huge p${r.probes.hugeLastPage}`, r.probes.hugeLast])
+  return phases
+}
+
+export function verdicts(r: BackendResult): Verdict[] {
+  const ratioTarget = TARGETS.ratio[r.backend]
+  const list: Verdict[] = [
+    {
+      name: 'mixed / ceiling',
+      target: `>= ${ratioTarget.toFixed(2)}`,
+      value: r.ratio.toFixed(3),
+      met: r.ratio >= ratioTarget,
+    },
+  ]
+  const { hugeOverSmall, lastOverSmall } = hugeRatios(r)
+  if (hugeOverSmall !== null) {
+    list.push({
+      name: 'huge p1 p50 / small p50',
+      target: `<= ${TARGETS.hugeOverSmall}x`,
+      value: `${hugeOverSmall.toFixed(2)}x`,
+      met: hugeOverSmall <= TARGETS.hugeOverSmall,
+    })
+  }
+  if (lastOverSmall !== null) {
+    list.push({
+      name: 'huge last p50 / small p50',
+      target: `<= ${TARGETS.lastOverSmall}x`,
+      value: `${lastOverSmall.toFixed(2)}x`,
+      met: lastOverSmall <= TARGETS.lastOverSmall,
+    })
+  }
+  if (r.backend === 'sqlite') {
+    list.push({
+      name: 'import (wall clock)',
+      target: `>= ${fmtInt(TARGETS.importFoldersPerSecond)} folders/s`,
+      value: `${fmtInt(r.import.foldersPerSecond)} folders/s`,
+      met: r.import.foldersPerSecond >= TARGETS.importFoldersPerSecond,
+    })
+  }
+  const phases = servicePhases(r)
+  const failed = phases.reduce((n, [, f]) => n + f.non2xx + f.errors + f.timeouts, 0)
+  list.push({ name: 'non-2xx + errors + timeouts', target: '0', value: String(failed), met: failed === 0 })
+  const wrong = phases.reduce((n, [, f]) => n + f.wrong, 0)
+  const checked =
+    r.verify.requests +
+    r.mixed.verified +
+    r.probes.small.requests +
+    (r.probes.hugeFirst?.requests ?? 0) +
+    (r.probes.hugeLast?.requests ?? 0)
+  list.push({
+    name: 'wrong answers (of checked)',
+    target: '0',
+    value: `${wrong} of ${fmtInt(checked)}`,
+    met: wrong === 0,
+  })
+  return list
+}
+
+export function fmtInt(n: number): string {
+  return Math.round(n).toLocaleString('en')
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`
+}
+
+function growth(from: number, to: number): string {
+  const percent = ((to - from) / from) * 100
+  return `${percent >= 0 ? '+' : ''}${percent.toFixed(1)}%`
+}
+
+function ms(n: number): string {
+  return n < 10 ? `${n.toFixed(2)} ms` : `${n.toFixed(1)} ms`
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]?.map((_, c) => Math.max(...rows.map((row) => (row[c] ?? '').length))) ?? []
+  return rows
+    .map((row) =>
+      row
+        .map((cell, c) => (c === row.length - 1 ? cell : cell.padEnd(widths[c] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')
+}
+
+export function formatBackend(r: BackendResult, connections: number): string {
+  const { hugeOverSmall, lastOverSmall } = hugeRatios(r)
+  const probe = (name: string, p: BackendResult['probes']['small'] | null, ratio: string) =>
+    p === null
+      ? []
+      : [[name, `p50 ${ms(p.latencyMs.p50)}  p99 ${ms(p.latencyMs.p99)}`, `${fmtInt(p.requests)} req`, ratio]]
+  const cpu = (f: BackendResult['mixed']) =>
+    `server ${f.serverCpuMsPerRequest === null ? '?' : `${(f.serverCpuMsPerRequest * 1000).toFixed(0)} µs`} CPU/req, ` +
+    `client ${(f.clientCpuShare * 100).toFixed(0)}% of a core` +
+    (f.otherCores === null ? '' : `, others ${f.otherCores.toFixed(2)} cores`)
+  const mixedPhase = r.memory.phases.find((p) => p.phase === 'mixed')
+  const first = r.memory.phases[0]
+
+  const figures = table([
+    ['measure', 'value', 'detail', 'ratio'],
+    [
+      'import',
+      `${fmtInt(r.import.foldersPerSecond)} folders/s`,
+      `${fmtInt(r.import.folders)} folders in ${r.import.wallSeconds.toFixed(2)} s wall` +
+        (r.import.cliSeconds === null
+          ? ''
+          : `; CLI reports ${r.import.cliSeconds.toFixed(2)} s (${fmtInt(r.import.cliFoldersPerSecond ?? 0)}/s)`),
+      '',
+    ],
+    [
+      `mixed load (${connections} conn)`,
+      `${fmtInt(r.mixed.reqPerSec)} req/s`,
+      `p50 ${r.mixed.latencyMs.p50} ms p99 ${r.mixed.latencyMs.p99} ms; ${cpu(r.mixed)}`,
+      `${r.ratio.toFixed(3)} of ceiling`,
+    ],
+    [
+      'ceiling (node:http)',
+      `${fmtInt(r.ceiling.reqPerSec)} req/s`,
+      `p50 ${r.ceiling.latencyMs.p50} ms p99 ${r.ceiling.latencyMs.p99} ms; ${cpu(r.ceiling)}`,
+      '',
+    ],
+    ...probe('probe small p1', r.probes.small, '1x'),
+    ...probe(
+      'probe huge p1',
+      r.probes.hugeFirst,
+      hugeOverSmall === null ? '' : `${hugeOverSmall.toFixed(2)}x small`,
+    ),
+    ...probe(
+      `probe huge p${r.probes.hugeLastPage}`,
+      r.probes.hugeLast,
+      lastOverSmall === null ? '' : `${lastOverSmall.toFixed(2)}x small`,
+    ),
+    [
+      'service RSS',
+      `peak ${mb(r.memory.peakBytes)}`,
+      `after start ${first ? mb(first.startBytes) : '?'}; mixed load ${
+        mixedPhase
+          ? `${mb(mixedPhase.startBytes)} -> ${mb(mixedPhase.endBytes)} (${growth(mixedPhase.startBytes, mixedPhase.endBytes)})`
+          : '?'
+      }; end ${mb(r.memory.phases.at(-1)?.endBytes ?? 0)}`,
+      '',
+    ],
+  ])
+
+  const failures = table([
+    ['phase', 'requests', 'non-2xx', 'errors', 'timeouts', 'wrong'],
+    ...servicePhases(r).map(([name, f]) => [
+      name,
+      fmtInt(f.requests),
+      String(f.non2xx),
+      String(f.errors),
+      String(f.timeouts),
+      String(f.wrong),
+    ]),
+    [
+      'ceiling load',
+      fmtInt(r.ceiling.requests),
+      String(r.ceiling.non2xx),
+      String(r.ceiling.errors),
+      String(r.ceiling.timeouts),
+      '-',
+    ],
+  ])
+
+  const targets = table([
+    ['target', 'wanted', 'got', ''],
+    ...verdicts(r).map((v) => [v.name, v.target, v.value, v.met ? 'met' : 'NOT MET']),
+  ])
+
+  const busy = [r.mixed.otherCores, r.ceiling.otherCores].some((cores) => cores !== null && cores > 0.25)
+  const examples = servicePhases(r).flatMap(([name, f]) => f.examples.map((e) => `  ${name}: ${e}`))
+  return [
+    `== ${r.backend === 'sqlite' ? 'SQLite' : 'PostgreSQL'}  ${r.url}${r.note ? `  (${r.note})` : ''}`,
+    '',
+    figures,
+    ...(busy
+      ? [
+          'note: other processes kept the machine busy during a load phase (see "others"): ratios are less reliable',
+        ]
+      : []),
+    '',
+    failures,
+    ...(examples.length > 0 ? ['', 'examples of failures:', ...examples] : []),
+    '',
+    targets,
+    ...(r.profile ? ['', formatProfile(r.profile)] : []),
+  ].join('\n')
+}
