@@ -8,13 +8,17 @@ import { UUID_PATTERN } from '../ids.js'
 
 const Uuid = Type.String({ pattern: UUID_PATTERN })
 const Timestamp = Type.String({ description: 'RFC 3339 date-time with offset' })
-const NullableString = Type.Union([Type.String(), Type.Null()])
+// PostgreSQL text cannot hold NUL; refusing it here keeps both backends accepting the same data.
+const Text = Type.String({ pattern: '^[^\\u0000]*$', description: 'text without NUL characters' })
+const NullableString = Type.Union([Text, Type.Null()], {
+  description: 'a string without NUL characters, or null',
+})
 const strict = { additionalProperties: false } as const
 
 export const ImportUser = Type.Object(
   {
     id: Type.Optional(Uuid),
-    username: Type.String({ minLength: 1 }),
+    username: Type.String({ minLength: 1, pattern: '^[^\\u0000]+$' }),
     email: Type.Optional(NullableString),
     avatar_url: Type.Optional(NullableString),
     password_hash: Type.Optional(NullableString),
@@ -30,7 +34,9 @@ export const ImportSession = Type.Object(
     id: Type.Optional(Uuid),
     user_id: Uuid,
     created_at: Type.Optional(Timestamp),
-    expires_at: Type.Optional(Type.Union([Timestamp, Type.Null()])),
+    expires_at: Type.Optional(
+      Type.Union([Timestamp, Type.Null()], { description: 'an RFC 3339 date-time, or null for no expiry' }),
+    ),
   },
   strict,
 )
@@ -39,7 +45,9 @@ export const ImportFolder = Type.Object(
   {
     id: Type.Optional(Uuid),
     name: Type.String(),
-    folder_id: Type.Optional(Type.Union([Uuid, Type.Null()])),
+    folder_id: Type.Optional(
+      Type.Union([Uuid, Type.Null()], { description: 'a UUID, or null for the root' }),
+    ),
     owner_id: Uuid,
     is_deleted: Type.Optional(Type.Boolean()),
     created_at: Type.Optional(Timestamp),
@@ -52,7 +60,9 @@ export const ImportFile = Type.Object(
   {
     id: Type.Optional(Uuid),
     name: Type.String(),
-    folder_id: Type.Optional(Type.Union([Uuid, Type.Null()])),
+    folder_id: Type.Optional(
+      Type.Union([Uuid, Type.Null()], { description: 'a UUID, or null for the root' }),
+    ),
     owner_id: Uuid,
     size: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
     is_deleted: Type.Optional(Type.Boolean()),

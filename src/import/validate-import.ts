@@ -1,4 +1,4 @@
-import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { TypeCompiler, ValueErrorType, type ValueError } from '@sinclair/typebox/compiler'
 import { newId, normaliseUuid } from '../ids.js'
 import { parseTimestamp } from '../time.js'
 import {
@@ -53,11 +53,20 @@ function locate(path: string): { at: string; field: string } {
   return { at: `${parts[0]}[${parts[1]}]`, field: parts.slice(2).join('.') }
 }
 
+/** The first schema error, in words: a union names what it accepts, a NUL is named as such. */
+function describe(error: ValueError | undefined): string {
+  if (error === undefined) return 'invalid'
+  const accepted = (error.schema as { description?: unknown }).description
+  if (error.type === ValueErrorType.Union && typeof accepted === 'string') return `must be ${accepted}`
+  if (error.message.includes(String.raw`\u0000`)) return 'contains a NUL character'
+  return error.message
+}
+
 function checkedShape(input: unknown): ImportFileData {
   if (checkShape.Check(input)) return input
   const first = checkShape.Errors(input).First()
   const { at, field } = locate(first?.path ?? '')
-  const what = first?.message ?? 'invalid'
+  const what = describe(first)
   throw new ImportError(at, field === '' ? what : `${field}: ${what}`)
 }
 
