@@ -50,6 +50,8 @@ export interface BackendResult {
   mixed: LoadFigures
   ceiling: LoadFigures
   ratio: number
+  /** ceiling CPU per request / service CPU per request: the ratio with other load factored out */
+  cpuRatio: number | null
   probes: Probes
   memory: { peakBytes: number; phases: PhaseMemory[] }
   recordedResponse: { status: number; bytes: number; headers: [string, string][] }
@@ -274,6 +276,10 @@ export async function runBackend(
       mixed,
       ceiling,
       ratio: mixed.reqPerSec / ceiling.reqPerSec,
+      cpuRatio:
+        mixed.serverCpuMsPerRequest === null || ceiling.serverCpuMsPerRequest === null
+          ? null
+          : ceiling.serverCpuMsPerRequest / mixed.serverCpuMsPerRequest,
       probes: { small, hugeFirst, hugeLast: hugeLastProbe, hugeLastPage: hugeLast },
       memory: { peakBytes: memory.peak(), phases: memory.byPhase() },
       recordedResponse: {

@@ -114,6 +114,10 @@ function mb(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`
 }
 
+function us(ms: number): string {
+  return `${Math.round(ms * 1000)} µs`
+}
+
 function growth(from: number, to: number): string {
   const percent = ((to - from) / from) * 100
   return `${percent >= 0 ? '+' : ''}${percent.toFixed(1)}%`
@@ -142,9 +146,8 @@ export function formatBackend(r: BackendResult, connections: number): string {
       ? []
       : [[name, `p50 ${ms(p.latencyMs.p50)}  p99 ${ms(p.latencyMs.p99)}`, `${fmtInt(p.requests)} req`, ratio]]
   const cpu = (f: BackendResult['mixed']) =>
-    `server ${f.serverCpuMsPerRequest === null ? '?' : `${(f.serverCpuMsPerRequest * 1000).toFixed(0)} µs`} CPU/req, ` +
-    `client ${(f.clientCpuShare * 100).toFixed(0)}% of a core` +
-    (f.otherCores === null ? '' : `, others ${f.otherCores.toFixed(2)} cores`)
+    `autocannon ${(f.clientCpuShare * 100).toFixed(0)}% of a core` +
+    (f.otherCores === null ? '' : `, other processes ${f.otherCores.toFixed(2)} cores`)
   const mixedPhase = r.memory.phases.find((p) => p.phase === 'mixed')
   const first = r.memory.phases[0]
 
@@ -182,6 +185,14 @@ export function formatBackend(r: BackendResult, connections: number): string {
       r.probes.hugeLast,
       lastOverSmall === null ? '' : `${lastOverSmall.toFixed(2)}x small`,
     ),
+    [
+      'server CPU / request',
+      r.mixed.serverCpuMsPerRequest === null || r.ceiling.serverCpuMsPerRequest === null
+        ? '?'
+        : `${us(r.mixed.serverCpuMsPerRequest)} vs ${us(r.ceiling.serverCpuMsPerRequest)}`,
+      'service vs ceiling (CPU time: less sensitive than req/s to other load)',
+      r.cpuRatio === null ? '' : `${r.cpuRatio.toFixed(3)} (CPU)`,
+    ],
     [
       'service RSS',
       `peak ${mb(r.memory.peakBytes)}`,
@@ -227,7 +238,7 @@ export function formatBackend(r: BackendResult, connections: number): string {
     figures,
     ...(busy
       ? [
-          'note: other processes kept the machine busy during a load phase (see "others"): ratios are less reliable',
+          'note: other processes kept the machine busy during a load phase (see "other processes"): ratios are less reliable',
         ]
       : []),
     '',
