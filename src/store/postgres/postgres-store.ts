@@ -45,6 +45,8 @@ const ORDER = 'ORDER BY folders.name, folders.created_at, folders.id'
  * instead of sorting all of them: 0.06 ms instead of 20 ms for 50 000 root folders.
  */
 const LISTING_ORDER = 'ORDER BY folders.folder_id, folders.name, folders.created_at, folders.id'
+const LISTING_ORDER_DESC =
+  'ORDER BY folders.folder_id DESC, folders.name DESC, folders.created_at DESC, folders.id DESC'
 
 /**
  * Stored ids are canonical lower-case UUIDs. Any other string names no row, as on SQLite
@@ -64,8 +66,8 @@ interface RawFolder {
 }
 type RawFolderRecord = RawFolder & { owner_id: string; is_deleted: boolean }
 type RawUser = Omit<UserRecord, 'created_at' | 'updated_at'> & { created_at: string; updated_at: string }
-/** A listing row: the parent check and the total, then one page row (all null on an empty page). */
-type RawListing = { live: boolean; total: string } & { [K in keyof RawFolder]: RawFolder[K] | null }
+/** A listing row: the total, then one page row (all null on an empty page). */
+type RawListing = { total: string } & { [K in keyof RawFolder]: RawFolder[K] | null }
 
 function toFolderRow(raw: RawFolder): FolderRow {
   return {
@@ -86,47 +88,56 @@ function toUser(raw: RawUser): UserRecord {
 }
 
 /**
- * The listing statement: ONE round trip per listing request. It checks that the parent is
- * a live folder of the owner, counts the live children and returns the page, all in one
- * statement, hence one snapshot (the count and the page agree, as SQLite's read
- * transaction guarantees) and one network wait on the request's critical path. The
- * one-time filter `(SELECT live FROM parent)` skips both scans when the check fails.
- * The count and the page are index-only scans of folders_listing. Every result row
- * carries `live` and `total`; a LEFT JOIN keeps one row when the page is empty.
+ * The listing statement: ONE round trip per listing request. `total` is the maintained
+ * count of the parent row (migration 002), so checking the parent and counting is a single
+ * primary-key read; a missing, foreign or deleted parent yields no row at all. The page is
+ * then read from the nearer end (as store/page-window.ts does for SQLite): `head` walks
+ * folders_listing forwards past the rows before the page, `tail` backwards past the rows
+ * after it, and the one-time filter on `win` runs only the cheaper of the two, so the last
+ * page of 100,000 children costs what the first does. One statement is one snapshot: the
+ * total and the page agree. A LEFT JOIN keeps one row when the page is empty.
  */
-function listingStatement(
-  name: string,
-  live: string,
-  parentFilter: string,
-  limitOffset: string,
-): QueryConfig {
-  const children = `FROM folders WHERE owner_id = $1 AND ${parentFilter} AND NOT is_deleted
-     AND (SELECT live FROM parent)`
+function listingStatement(name: string, total: string, parentFilter: string): QueryConfig {
+  const children = `FROM folders WHERE owner_id = $1 AND ${parentFilter} AND NOT is_deleted`
+  const columns = 'id, name, folder_id, created_at, updated_at'
   return {
     name,
-    text: `WITH parent AS (SELECT ${live} AS live),
-      total AS (SELECT count(*) AS n ${children}),
-      page AS (SELECT id, name, folder_id, created_at, updated_at ${children} ${LISTING_ORDER} ${limitOffset})
-    SELECT parent.live, total.n AS total, page.id, page.name, page.folder_id,
+    // $2 page size, $3 rows before the page (offset); `n` rows on the page, `after` beyond it.
+    text: `WITH win AS (
+        SELECT t.total, GREATEST(LEAST($2::int8, t.total - $3::int8), 0) AS n,
+               GREATEST(t.total - $3::int8 - $2::int8, 0) AS after
+          FROM (${total}) AS t
+      ),
+      head AS (
+        SELECT ${columns} ${children}
+           AND (SELECT n > 0 AND $3::int8 <= after FROM win)
+         ${LISTING_ORDER} LIMIT (SELECT n FROM win) OFFSET $3::int8
+      ),
+      tail AS (
+        SELECT ${columns} ${children}
+           AND (SELECT n > 0 AND $3::int8 > after FROM win)
+         ${LISTING_ORDER_DESC} LIMIT (SELECT n FROM win) OFFSET (SELECT after FROM win)
+      ),
+      page AS (SELECT * FROM head UNION ALL SELECT * FROM tail)
+    SELECT win.total, page.id, page.name, page.folder_id,
            ${ms('page.created_at')} AS created_at, ${ms('page.updated_at')} AS updated_at
-      FROM parent CROSS JOIN total LEFT JOIN page ON true
+      FROM win LEFT JOIN page ON true
      ORDER BY page.name, page.created_at, page.id`,
   }
 }
 
-/** $1 owner, $2 parent, $3 limit, $4 offset */
+/** $1 owner, $2 limit, $3 offset, $4 parent */
 export const LIST_CHILDREN = listingStatement(
-  'folder_service_list_children',
-  'EXISTS (SELECT FROM folders WHERE id = $2 AND owner_id = $1 AND NOT is_deleted)',
-  'folder_id = $2',
-  'LIMIT $3 OFFSET $4',
+  'folder_service_list_children_v2',
+  'SELECT child_count::int8 AS total FROM folders WHERE id = $4 AND owner_id = $1 AND NOT is_deleted',
+  'folder_id = $4',
 )
+
 /** $1 owner, $2 limit, $3 offset */
 export const LIST_ROOT = listingStatement(
-  'folder_service_list_root',
-  'true',
+  'folder_service_list_root_v2',
+  'SELECT coalesce((SELECT root_folder_count FROM users WHERE id = $1), 0)::int8 AS total',
   'folder_id IS NULL',
-  'LIMIT $2 OFFSET $3',
 )
 
 /** $1 session id, $2 now: the authentication of every request, one round trip. */
@@ -168,10 +179,10 @@ export class PostgresStore implements Store {
     const query =
       parentId === null
         ? { ...LIST_ROOT, values: [ownerId, limit, offset] }
-        : { ...LIST_CHILDREN, values: [ownerId, parentId, limit, offset] }
+        : { ...LIST_CHILDREN, values: [ownerId, limit, offset, parentId] }
     const { rows } = await this.db.query<RawListing>(query, READ)
     const first = rows[0]
-    if (first === undefined || !first.live) return null
+    if (first === undefined) return null
     const folders = rows.flatMap((row) => (row.id === null ? [] : [toFolderRow(row as RawFolder)]))
     return { folders, total: Number(first.total) }
   }
