@@ -45,10 +45,11 @@ async function assertExact(store: Store, parentId: string | null, expected: numb
 for (const backend of allBackends()) {
   describe(`${backend.name}: maintained child counts`, { skip: backend.skip }, () => {
     let store: Store
-    let cleanup: () => Promise<void>
+    let opened: Awaited<ReturnType<typeof backend.open>>
 
     before(async () => {
-      ;({ store, cleanup } = await backend.open())
+      opened = await backend.open()
+      store = opened.store
       await store.importData(validateImport({ users: [{ id: OWNER, username: 'counter' }] }, now))
       await importFolders(store, [
         { id: PARENT, name: 'Parent', owner_id: OWNER },
@@ -61,7 +62,7 @@ for (const backend of allBackends()) {
         })),
       ])
     })
-    after(() => cleanup())
+    after(() => opened.cleanup())
 
     it('counts only live children after an import with deleted rows', async () => {
       await assertExact(store, PARENT, 23)
