@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { assertOk, describeRun, runAll, runCli } from '../helpers/cli.js'
+
+/** CONTRACT section 8: every command accepts --db and --help; commands that print records accept --json. */
+
+const COMMANDS: { path: string[]; json: boolean }[] = [
+  { path: ['serve'], json: false },
+  { path: ['migrate'], json: false },
+  { path: ['import'], json: true },
+  { path: ['seed'], json: true },
+  { path: ['user', 'add'], json: true },
+  { path: ['user', 'freeze'], json: true },
+  { path: ['user', 'unfreeze'], json: true },
+  { path: ['user', 'list'], json: true },
+  { path: ['session', 'add'], json: true },
+  { path: ['session', 'revoke'], json: false },
+  { path: ['folder', 'add'], json: true },
+  { path: ['folder', 'delete'], json: false },
+  { path: ['folder', 'tree'], json: true },
+]
+
+describe('folder-service --help', () => {
+  it('exits 0 for every command, mentions --db, and --json where records are printed', async () => {
+    const commands = COMMANDS.map(({ path }) => [...path, '--help'])
+    const results = await runAll(commands, {}, 3)
+    results.forEach((result, i) => {
+      const args = commands[i] as string[]
+      assertOk(result, args)
+      assert.match(result.stdout, /--db\b/, describeRun(args, result))
+      assert.match(result.stdout, new RegExp(`Usage: folder-service ${COMMANDS[i]?.path.join(' ')}\\b`))
+      if (COMMANDS[i]?.json) assert.match(result.stdout, /--json\b/, describeRun(args, result))
+    })
+  })
+
+  it('the top-level help lists every command', async () => {
+    const result = await runCli(['--help'])
+    assertOk(result, ['--help'])
+    for (const command of ['serve', 'migrate', 'import', 'seed', 'user', 'session', 'folder']) {
+      assert.match(result.stdout, new RegExp(`^\\s+${command}\\b`, 'm'), command)
+    }
+  })
+})

@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { allBackends } from '../helpers/backends.js'
+import {
+  assertOk,
+  assertOneLineError,
+  openCliDatabase,
+  runAll,
+  runCli,
+  tableCounts,
+  tempDir,
+  type CliDatabase,
+} from '../helpers/cli.js'
+
+/** `folder-service migrate` (CONTRACT section 8) and how `--db` picks and opens a database. */
+
+// The backends run side by side (each has its own database): the suite is mostly process starts.
+describe('folder-service migrate', { concurrency: true }, () => {
+  for (const backend of allBackends()) {
+    describe(backend.name, { skip: backend.skip, concurrency: 1 }, () => {
+      let db: CliDatabase
+
+      before(async () => {
+        db = await openCliDatabase(backend)
+      })
+
+      after(async () => {
+        await db?.close()
+      })
+
+      it('exits 0 on an up-to-date database, twice in a row, and leaves the data alone', async () => {
+        await db.store.importData({
+          users: [
+            {
+              at: 'users[0]',
+              row: {
+                id: 'f0000000-0000-4000-8000-000000000001',
+                username: 'kept',
+                email: null,
+                avatar_url: null,
+                password_hash: null,
+                is_suspended: false,
+                created_at: 0,
+                updated_at: 0,
+              },
+            },
+          ],
+          sessions: [],
+          folders: [],
+          files: [],
+        })
+        const args = ['migrate', '--db', db.url]
+        for (let run = 1; run <= 2; run++) {
+          const result = await runCli(args)
+          assertOk(result, args)
+          assert.match(result.stdout, /up to date/)
+        }
+        assert.deepEqual(await db.counts(), { users: 1, sessions: 0, folders: 0, files: 0 })
+      })
+    })
+  }
+})
+
+describe('sqlite: migrate and --db on files', () => {
+  let tmp: ReturnType<typeof tempDir>
+
+  before(() => {
+    tmp = tempDir()
+  })
+
+  after(() => tmp?.remove())
+
+  it('creates a missing database file (and its directory) in a writable place; a second run is a no-op', async () => {
+    const path = join(tmp.dir, 'new', 'nested', 'fresh.db')
+    const args = ['migrate', '--db', `sqlite:${path}`]
+    const results = [await runCli(args), await runCli(args)]
+    for (const result of results) assertOk(result, args)
+    assert.ok(existsSync(path), 'the database file exists')
+    assert.deepEqual(await tableCounts(`sqlite:${path}`), { users: 0, sessions: 0, folders: 0, files: 0 })
+  })
+
+  it('takes a plain file path, DATABASE_URL, and --db over DATABASE_URL', async () => {
+    const plain = join(tmp.dir, 'plain.db')
+    const fromEnv = join(tmp.dir, 'from-env.db')
+    const fromFlag = join(tmp.dir, 'from-flag.db')
+    const [byPath, byEnv] = await runAll([['migrate', '--db', plain], ['migrate']], {
+      env: { DATABASE_URL: `sqlite:${fromEnv}` },
+    })
+    assertOk(byPath!)
+    assertOk(byEnv!)
+    assert.ok(existsSync(plain), 'a plain path selects SQLite')
+    assert.ok(existsSync(fromEnv), 'DATABASE_URL is used without --db')
+    const flagWins = await runCli(['migrate', '--db', `sqlite:${fromFlag}`], {
+      env: { DATABASE_URL: `sqlite:${join(tmp.dir, 'not-this.db')}` },
+    })
+    assertOk(flagWins)
+    assert.ok(existsSync(fromFlag))
+    assert.ok(!existsSync(join(tmp.dir, 'not-this.db')), '--db wins over DATABASE_URL')
+  })
+
+  it('gives one line and a non-zero exit for a path that cannot be created, or a file that is not a database', async () => {
+    const regularFile = join(tmp.dir, 'regular-file')
+    writeFileSync(regularFile, 'just a file\n')
+    const notDb = join(tmp.dir, 'not-a-database.db')
+    const garbage =
+      'this is not a SQLite database, just some text that is long enough to have a header\n'.repeat(20)
+    writeFileSync(notDb, garbage)
+    mkdirSync(join(tmp.dir, 'a-directory.db'))
+    const commands = [
+      ['migrate', '--db', `sqlite:${join(regularFile, 'x.db')}`],
+      ['migrate', '--db', `sqlite:${notDb}`],
+      ['migrate', '--db', `sqlite:${join(tmp.dir, 'a-directory.db')}`],
+      ['migrate', '--db', 'sqlite:'],
+    ]
+    const [underFile, notADatabase, directory, empty] = await runAll(commands)
+    assertOneLineError(underFile!, /x\.db|regular-file/, commands[0])
+    assertOneLineError(notADatabase!, /not-a-database\.db|not a database/, commands[1])
+    assertOneLineError(directory!, /a-directory\.db/, commands[2])
+    assertOneLineError(empty!, /DATABASE_URL|sqlite/i, commands[3])
+    assert.equal(readFileSync(notDb, 'utf8'), garbage, 'the foreign file is left as it was')
+  })
+})
+
+describe('postgres: an unreachable server', { skip: allBackends()[1]?.skip ?? false }, () => {
+  it('gives one line and a non-zero exit, quickly', async () => {
+    const args = ['migrate', '--db', 'postgres://nobody:secret@127.0.0.1:1/none']
+    const started = Date.now()
+    const line = assertOneLineError(await runCli(args), undefined, args)
+    assert.ok(Date.now() - started < 10_000, 'within the connect timeout')
+    assert.ok(!line.includes('secret'), `the password is not printed: ${line}`)
+  })
+})
