@@ -34,10 +34,18 @@ export interface LoadFigures extends LoadResult {
   otherCores: number | null
 }
 
+export interface ProbeFigures extends ProbeResult {
+  /** CPU the service used per request at this low concurrency */
+  serverCpuMsPerRequest: number | null
+}
+
 export interface Probes {
-  small: ProbeResult
-  hugeFirst: ProbeResult | null
-  hugeLast: ProbeResult | null
+  /** page 1 of one user's small folder, again and again: the same conditions as the huge probes */
+  small: ProbeFigures
+  /** page 1 of every user's small folder in turn: sessions and pages not in any cache */
+  smallRotating: ProbeFigures
+  hugeFirst: ProbeFigures | null
+  hugeLast: ProbeFigures | null
   hugeLastPage: number | null
 }
 
@@ -253,9 +261,17 @@ export async function runBackend(
     const probe = async (probeTargets: Target[]) => {
       const settings = { port, targets: probeTargets, connections: options.probeConnections }
       await runProbe({ ...settings, seconds: 1, maxRequests: 50 }) // warm the path
-      return runProbe({ ...settings, seconds: options.probeDuration })
+      const before = readCpuSeconds(service.pid)
+      const result = await runProbe({ ...settings, seconds: options.probeDuration })
+      const after = readCpuSeconds(service.pid)
+      const serverCpuMsPerRequest =
+        before === null || after === null || result.requests === 0
+          ? null
+          : ((after - before) * 1000) / result.requests
+      return { ...result, serverCpuMsPerRequest }
     }
-    const small = await probe(data.small.map((folder) => pageTarget(folder, 1, limit)))
+    const small = await probe([representative])
+    const smallRotating = await probe(data.small.map((folder) => pageTarget(folder, 1, limit)))
     const hugeFirst = huge === null ? null : await probe([pageTarget(huge, 1, limit)])
     const hugeLastProbe =
       huge === null || hugeLast === null ? null : await probe([pageTarget(huge, hugeLast, limit)])
@@ -280,7 +296,7 @@ export async function runBackend(
         mixed.serverCpuMsPerRequest === null || ceiling.serverCpuMsPerRequest === null
           ? null
           : ceiling.serverCpuMsPerRequest / mixed.serverCpuMsPerRequest,
-      probes: { small, hugeFirst, hugeLast: hugeLastProbe, hugeLastPage: hugeLast },
+      probes: { small, smallRotating, hugeFirst, hugeLast: hugeLastProbe, hugeLastPage: hugeLast },
       memory: { peakBytes: memory.peak(), phases: memory.byPhase() },
       recordedResponse: {
         status: recorded.status,

@@ -46,6 +46,7 @@ export function servicePhases(r: BackendResult): [string, Failures & { requests:
     ['verify (sequential)', r.verify],
     ['mixed load', r.mixed],
     ['probe small p1', r.probes.small],
+    ['probe small p1, all users', r.probes.smallRotating],
   ]
   if (r.probes.hugeFirst !== null) phases.push(['probe huge p1', r.probes.hugeFirst])
   if (r.probes.hugeLast !== null) phases.push([`probe huge p${r.probes.hugeLastPage}`, r.probes.hugeLast])
@@ -95,6 +96,7 @@ export function verdicts(r: BackendResult): Verdict[] {
     r.verify.requests +
     r.mixed.verified +
     r.probes.small.requests +
+    r.probes.smallRotating.requests +
     (r.probes.hugeFirst?.requests ?? 0) +
     (r.probes.hugeLast?.requests ?? 0)
   list.push({
@@ -144,7 +146,14 @@ export function formatBackend(r: BackendResult, connections: number): string {
   const probe = (name: string, p: BackendResult['probes']['small'] | null, ratio: string) =>
     p === null
       ? []
-      : [[name, `p50 ${ms(p.latencyMs.p50)}  p99 ${ms(p.latencyMs.p99)}`, `${fmtInt(p.requests)} req`, ratio]]
+      : [
+          [
+            name,
+            `p50 ${ms(p.latencyMs.p50)}  p99 ${ms(p.latencyMs.p99)}`,
+            `${fmtInt(p.requests)} req, ${p.serverCpuMsPerRequest === null ? '?' : us(p.serverCpuMsPerRequest)} server CPU/req`,
+            ratio,
+          ],
+        ]
   const cpu = (f: BackendResult['mixed']) =>
     `autocannon ${(f.clientCpuShare * 100).toFixed(0)}% of a core` +
     (f.otherCores === null ? '' : `, other processes ${f.otherCores.toFixed(2)} cores`)
@@ -175,6 +184,11 @@ export function formatBackend(r: BackendResult, connections: number): string {
       '',
     ],
     ...probe('probe small p1', r.probes.small, '1x'),
+    ...probe(
+      'probe small p1, all users',
+      r.probes.smallRotating,
+      `${(r.probes.smallRotating.latencyMs.p50 / r.probes.small.latencyMs.p50).toFixed(2)}x small`,
+    ),
     ...probe(
       'probe huge p1',
       r.probes.hugeFirst,

@@ -1,0 +1,508 @@
+/**
+ * Soak run: the built service under steady mixed load for minutes, watching for errors and
+ * for memory that keeps growing.
+ *
+ *   npm run soak -- --minutes 10           (or --seconds 30; default 60 seconds)
+ *   npm run soak -- --minutes 5 --db postgres://user:pass@host/db
+ *
+ * What it does:
+ * 1. builds dist/ when it is missing or older than src/;
+ * 2. writes a moderate data set (--users users, each with a root of folders, several parents
+ *    with a hundred children, some deleted folders) and loads it with the built CLI's
+ *    `import` (the import path), into a temporary SQLite file unless --db is given;
+ * 3. starts `serve` (rate limit off) and drives it with autocannon: own listings on
+ *    rotating sessions, folders, pages and limits (200), conditional repeats (304), and the
+ *    expected client errors - another user's or a deleted folder (404), no or an unknown
+ *    session (401), a malformed page (400) - counted per kind. Each request carries its kind
+ *    in X-Request-Id, which the service echoes, so every answer is checked against the
+ *    status its kind must get;
+ * 4. samples the service's RSS every --sample-seconds and prints it with the counts;
+ * 5. stops the service with SIGTERM and expects exit code 0.
+ *
+ * Exit code 1 when: any answer has a status other than its kind's (a 5xx included), any
+ * socket error or timeout, the service exits early or not cleanly, or memory keeps growing.
+ * "Keeps growing": after the warm-up (the first --warmup-seconds, at most a fifth of the
+ * run), the median RSS of the last third of the samples exceeds the median of the first
+ * third by more than --max-growth-mb (default 50 MB) AND by more than --max-growth-percent
+ * (default 30 %). Generous on purpose: V8 grows its heap in steps and returns memory
+ * lazily, so only a steady climb beyond both margins counts as a leak.
+ */
+
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import autocannon, { type Options, type RequestParams, type Result } from 'autocannon'
+import { memoryVerdict, type Sample } from './soak-memory.js'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const CLI = join(ROOT, 'dist', 'cli', 'main.js')
+
+interface Settings {
+  seconds: number
+  db: string | undefined
+  connections: number
+  /** requests per second overall; 0: as fast as the service answers */
+  rate: number
+  users: number
+  sampleSeconds: number
+  warmupSeconds: number
+  maxGrowthMb: number
+  maxGrowthPercent: number
+}
+
+function settings(): Settings {
+  const { values } = parseArgs({
+    options: {
+      minutes: { type: 'string' },
+      seconds: { type: 'string' },
+      db: { type: 'string' },
+      connections: { type: 'string', default: '8' },
+      rate: { type: 'string', default: '0' },
+      users: { type: 'string', default: '20' },
+      'sample-seconds': { type: 'string' },
+      'warmup-seconds': { type: 'string' },
+      'max-growth-mb': { type: 'string', default: '50' },
+      'max-growth-percent': { type: 'string', default: '30' },
+      help: { type: 'boolean', default: false },
+    },
+  })
+  if (values.help) {
+    process.stdout.write(
+      'usage: npm run soak -- [--minutes N | --seconds N] [--db URL] [--connections N] [--rate N/s]\n' +
+        '                       [--users N] [--sample-seconds N] [--warmup-seconds N]\n' +
+        '                       [--max-growth-mb N] [--max-growth-percent N]\n',
+    )
+    process.exit(0)
+  }
+  const number = (name: string, text: string | undefined, fallback: number, min = 0): number => {
+    if (text === undefined) return fallback
+    const n = Number(text)
+    if (!Number.isFinite(n) || n < min)
+      throw new Error(`--${name}: expected a number >= ${min}, got '${text}'`)
+    return n
+  }
+  const seconds =
+    values.minutes !== undefined
+      ? number('minutes', values.minutes, 1, 0.05) * 60
+      : number('seconds', values.seconds, 60, 3)
+  return {
+    seconds,
+    db: values.db,
+    connections: number('connections', values.connections, 8, 1),
+    rate: number('rate', values.rate, 0),
+    users: number('users', values.users, 20, 2),
+    // About 20 samples in a short run, one every 5 s in a long one.
+    sampleSeconds: number(
+      'sample-seconds',
+      values['sample-seconds'],
+      Math.min(5, Math.max(0.5, seconds / 20)),
+      0.2,
+    ),
+    warmupSeconds: Math.min(number('warmup-seconds', values['warmup-seconds'], 10), seconds / 5),
+    maxGrowthMb: number('max-growth-mb', values['max-growth-mb'], 50),
+    maxGrowthPercent: number('max-growth-percent', values['max-growth-percent'], 30),
+  }
+}
+
+// ---------------------------------------------------------------- build, data, service
+
+function newestSource(): number {
+  let newest = 0
+  for (const entry of readdirSync(join(ROOT, 'src'), { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs)
+  }
+  return newest
+}
+
+function ensureBuilt(): void {
+  if (existsSync(CLI) && statSync(CLI).mtimeMs >= newestSource()) return
+  log('building dist/ (npx tsc -p tsconfig.build.json)')
+  try {
+    execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe', timeout: 300_000 })
+  } catch (error) {
+    if (!existsSync(CLI)) throw error
+    log('warning: the build failed; soaking the existing dist/')
+  }
+}
+
+interface DataSet {
+  file: string
+  sessions: string[]
+  /** per user: parents with children, and one deleted folder */
+  parents: string[][]
+  deleted: string[]
+  folders: number
+}
+
+/** Users with a root of 40 folders, 5 parents of 100 children each, and 5 deleted folders. */
+function writeDataSet(dir: string, users: number): DataSet {
+  const p = randomBytes(4).toString('hex')
+  const id = (kind: string, n: number) => `${p}-0000-4000-${kind}-${n.toString(16).padStart(12, '0')}`
+  const WORDS = [
+    'Invoices',
+    'invoices',
+    'Photos',
+    'Résumés',
+    'Zebra',
+    'alpha',
+    '😀 emoji',
+    '日本',
+    'Docs',
+    ' padded ',
+  ]
+  const doc = { users: [] as object[], sessions: [] as object[], folders: [] as object[] }
+  const sessions: string[] = []
+  const parents: string[][] = []
+  const deleted: string[] = []
+  let f = 0
+  for (let u = 0; u < users; u++) {
+    const userId = id('8000', u)
+    doc.users.push({ id: userId, username: `soak-${p}-${u}`, email: `soak${u}@private.example` })
+    sessions.push(id('9000', u))
+    doc.sessions.push({ id: id('9000', u), user_id: userId, expires_at: null })
+    const own: string[] = []
+    for (let i = 0; i < 40; i++) {
+      const folderId = id('a000', f++)
+      doc.folders.push({ id: folderId, name: `${WORDS[i % WORDS.length]} ${i % 13}`, owner_id: userId })
+      if (i < 5) own.push(folderId)
+    }
+    for (const parent of own) {
+      for (let i = 0; i < 100; i++) {
+        doc.folders.push({
+          id: id('a000', f++),
+          name: WORDS[(i * 7) % WORDS.length],
+          folder_id: parent,
+          owner_id: userId,
+        })
+      }
+    }
+    for (let i = 0; i < 5; i++) {
+      const folderId = id('a000', f++)
+      doc.folders.push({ id: folderId, name: 'gone', folder_id: own[i], owner_id: userId, is_deleted: true })
+      if (i === 0) deleted.push(folderId)
+    }
+    parents.push(own)
+  }
+  const file = join(dir, 'soak-data.json')
+  writeFileSync(file, JSON.stringify(doc))
+  return { file, sessions, parents, deleted, folders: doc.folders.length }
+}
+
+function childEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'warn' }
+  delete env.NODE_OPTIONS
+  for (const name of Object.keys(env)) if (name.startsWith('NODE_TEST')) delete env[name]
+  delete env.DATABASE_URL
+  return env
+}
+
+function runCli(args: string[]): string {
+  return execFileSync(process.execPath, [CLI, ...args], {
+    cwd: ROOT,
+    env: childEnv(),
+    encoding: 'utf8',
+    timeout: 300_000,
+  })
+}
+
+interface Service {
+  child: ChildProcess
+  port: number
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  running(): boolean
+  output(): string
+}
+
+async function startService(db: string): Promise<Service> {
+  // info level for the one "listening at" line; the per-request lines are discarded.
+  const child = spawn(process.execPath, [CLI, 'serve', '--db', db, '--host', '127.0.0.1', '--port', '0'], {
+    cwd: ROOT,
+    env: { ...childEnv(), LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let head = ''
+  let tail = ''
+  let ended = false
+  const keep = (d: Buffer) => {
+    const text = d.toString('utf8')
+    if (head.length < 4096) head += text
+    // Problems only: request lines at info level are not kept.
+    for (const line of text.split('\n'))
+      if (/"level":(4|5|6)0/.test(line) || !line.startsWith('{')) tail = (tail + line + '\n').slice(-8192)
+  }
+  child.stdout?.on('data', keep)
+  child.stderr?.on('data', keep)
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => {
+      ended = true
+      resolve({ code, signal })
+    }),
+  )
+  const started = Date.now()
+  for (;;) {
+    const m = /listening at http:\/\/127\.0\.0\.1:(\d+)/i.exec(head)
+    if (m !== null) return { child, port: Number(m[1]), exited, running: () => !ended, output: () => tail }
+    if (ended || Date.now() - started > 30_000) {
+      child.kill('SIGKILL')
+      throw new Error(`serve did not start\n${head}\n${tail}`)
+    }
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+/** Resident set size of a process in bytes (Linux /proc, else ps). */
+function rssBytes(pid: number): number | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)
+    if (m !== null) return Number(m[1]) * 1024
+  } catch {
+    // not Linux
+  }
+  try {
+    return Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8' }).trim()) * 1024
+  } catch {
+    return undefined
+  }
+}
+
+// ---------------------------------------------------------------- the load
+
+const KINDS = {
+  own: { weight: 76, expect: 200 },
+  revalidated: { weight: 4, expect: 304 },
+  foreign: { weight: 5, expect: 404 },
+  deleted: { weight: 3, expect: 404 },
+  anonymous: { weight: 3, expect: 401 },
+  unknownSession: { weight: 3, expect: 401 },
+  badPage: { weight: 6, expect: 400 },
+} as const
+type Kind = keyof typeof KINDS
+
+const SCHEDULE: Kind[] = Object.entries(KINDS).flatMap(([kind, { weight }]) =>
+  Array.from({ length: weight }, () => kind as Kind),
+)
+
+interface Counts {
+  byKind: Record<Kind, number>
+  byStatus: Record<string, number>
+  unexpected: string[]
+  unexpectedCount: number
+}
+
+function requestFor(n: number, data: DataSet): RequestParams {
+  // A stride coprime with the schedule's length spreads the kinds over time.
+  const kind = SCHEDULE[(n * 37) % SCHEDULE.length] as Kind
+  const users = data.sessions.length
+  const u = n % users
+  const session = data.sessions[u] as string
+  const own = data.parents[u] as string[]
+  const parent = n % 6 === 0 ? undefined : own[n % own.length]
+  const limit = [10, 25, 50, 100][n % 4] as number
+  const page = 1 + (n % 3)
+  const query = new URLSearchParams({ page: String(page), limit: String(limit) })
+  let cookie: string | undefined = `session_id=${session}`
+  const headers: Record<string, string> = { 'x-request-id': `soak-${kind}-${n}` }
+  switch (kind) {
+    case 'own':
+    case 'revalidated':
+      if (parent !== undefined) query.set('folder_id', parent)
+      if (kind === 'revalidated') headers['if-none-match'] = '*'
+      break
+    case 'foreign':
+      query.set('folder_id', (data.parents[(u + 1) % users] as string[])[0] as string)
+      break
+    case 'deleted':
+      query.set('folder_id', data.deleted[u] as string)
+      break
+    case 'anonymous':
+      cookie = undefined
+      break
+    case 'unknownSession':
+      cookie = `session_id=${randomBytes(16)
+        .toString('hex')
+        .replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5')}`
+      break
+    case 'badPage':
+      query.set('page', ['0', '-1', 'abc', '1e2'][n % 4] as string)
+      break
+  }
+  if (cookie !== undefined) headers.cookie = cookie
+  return { method: 'GET', path: `/v1/folders?${query.toString()}`, headers }
+}
+
+function runLoad(
+  port: number,
+  s: Settings,
+  data: DataSet,
+  counts: Counts,
+): { done: Promise<Result>; stop(): void } {
+  let n = 0
+  const options: Options & { overallRate?: number } = {
+    url: `http://127.0.0.1:${port}`,
+    connections: s.connections,
+    pipelining: 1,
+    duration: s.seconds,
+    timeout: 10,
+    requests: [
+      {
+        setupRequest: (request) => ({ ...request, ...requestFor(n++, data) }),
+        onResponse: (
+          status: number,
+          body: string,
+          _context: Record<string, unknown>,
+          headers?: Record<string, unknown>,
+        ) => {
+          const echoed = headers?.['x-request-id']
+          const id = typeof echoed === 'string' ? echoed : ''
+          const kind = /^soak-([A-Za-z]+)-\d+$/.exec(id)?.[1] as Kind | undefined
+          counts.byStatus[status] = (counts.byStatus[status] ?? 0) + 1
+          if (kind === undefined || !(kind in KINDS)) {
+            note(counts, `${status} for a request whose id came back as '${id}'`)
+            return
+          }
+          counts.byKind[kind]++
+          if (status !== KINDS[kind].expect) {
+            note(
+              counts,
+              `${kind} (${id}): expected ${KINDS[kind].expect}, got ${status} ${body.slice(0, 200)}`,
+            )
+          } else if (status === 200 && !body.startsWith('{"folders":')) {
+            note(counts, `${kind} (${id}): 200 without a folder list: ${body.slice(0, 200)}`)
+          }
+        },
+      },
+    ],
+  }
+  if (s.rate > 0) options.overallRate = s.rate
+  let instance: ReturnType<typeof autocannon> | undefined
+  const done = new Promise<Result>((resolve, reject) => {
+    instance = autocannon(options, (error, result) => (error ? reject(error) : resolve(result)))
+  })
+  return { done, stop: () => instance?.stop() }
+}
+
+function note(counts: Counts, message: string): void {
+  counts.unexpectedCount++
+  if (counts.unexpected.length < 20) counts.unexpected.push(message)
+}
+
+// ---------------------------------------------------------------- main
+
+const started = Date.now()
+function log(message: string): void {
+  process.stdout.write(`[soak ${((Date.now() - started) / 1000).toFixed(1).padStart(6)}s] ${message}\n`)
+}
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
+
+async function main(): Promise<number> {
+  const s = settings()
+  ensureBuilt()
+  const dir = mkdtempSync(join(tmpdir(), 'folder-service-soak-'))
+  let service: Service | undefined
+  const failures: string[] = []
+  try {
+    const db = s.db ?? `sqlite:${join(dir, 'soak.db')}`
+    const data = writeDataSet(dir, s.users)
+    log(
+      `importing ${s.users} users, ${data.folders} folders into ${s.db === undefined ? 'a temporary SQLite file' : 'the given database'}`,
+    )
+    log(runCli(['import', data.file, '--db', db]).trim())
+    service = await startService(db)
+    const svc = service
+    log(
+      `service pid ${svc.child.pid} on port ${svc.port}; ${s.seconds} s of load, ${s.connections} connections` +
+        `${s.rate > 0 ? `, ${s.rate} req/s` : ', unthrottled'}; RSS every ${s.sampleSeconds} s, warm-up ${s.warmupSeconds} s`,
+    )
+    const counts: Counts = {
+      byKind: Object.fromEntries(Object.keys(KINDS).map((k) => [k, 0])) as Record<Kind, number>,
+      byStatus: {},
+      unexpected: [],
+      unexpectedCount: 0,
+    }
+    const samples: Sample[] = []
+    const loadStarted = Date.now()
+    const load = runLoad(svc.port, s, data, counts)
+    const sampler = setInterval(() => {
+      const rss = rssBytes(svc.child.pid as number)
+      if (rss === undefined) return
+      samples.push({ atSeconds: (Date.now() - loadStarted) / 1000, rss })
+      const statuses = Object.entries(counts.byStatus)
+        .map(([k, v]) => `${k}:${v}`)
+        .join(' ')
+      log(`rss ${mb(rss).padStart(9)}  answers ${statuses}  unexpected ${counts.unexpectedCount}`)
+    }, s.sampleSeconds * 1000)
+    // An early exit of the service ends the run at once.
+    const crashed = svc.exited.then((status) => {
+      if (Date.now() - loadStarted < s.seconds * 1000) {
+        failures.push(`the service exited during the load: ${JSON.stringify(status)}\n${svc.output()}`)
+        load.stop()
+      }
+    })
+    const result = await load.done
+    clearInterval(sampler)
+
+    log(`load done: ${result.requests.sent} requests, ${result.errors} errors, ${result.timeouts} timeouts`)
+    log(`by kind: ${JSON.stringify(counts.byKind)}`)
+    log(`by status: ${JSON.stringify(counts.byStatus)} (4xx of the 401/404/400 kinds are expected)`)
+    if (result.errors > 0 || result.timeouts > 0) {
+      failures.push(`${result.errors} socket errors and ${result.timeouts} timeouts`)
+    }
+    if (counts.unexpectedCount > 0) {
+      failures.push(
+        `${counts.unexpectedCount} unexpected answers, first ones:\n  ${counts.unexpected.join('\n  ')}`,
+      )
+    }
+    const answered = Object.values(counts.byStatus).reduce((a, b) => a + b, 0)
+    if (answered === 0) failures.push('no request was answered')
+    for (const [kind, n] of Object.entries(counts.byKind)) {
+      if (answered > 1000 && n === 0) failures.push(`no request of kind ${kind} was sent`)
+    }
+
+    const verdict = memoryVerdict(samples, s.warmupSeconds, s.maxGrowthMb, s.maxGrowthPercent)
+    const digits = s.seconds < 60 ? 1 : 0
+    log(
+      `memory over time: ${samples.map((x) => `${x.atSeconds.toFixed(digits)}s=${(x.rss / 1048576).toFixed(0)}`).join(' ')} (MB)`,
+    )
+    if (verdict === null) {
+      failures.push(`too few RSS samples after the warm-up to judge memory (${samples.length} in all)`)
+    } else {
+      log(
+        `memory: median RSS ${mb(verdict.first)} in the first third after warm-up, ${mb(verdict.last)} in the last ` +
+          `(allowed: +${s.maxGrowthMb} MB or +${s.maxGrowthPercent}%, whichever is larger)`,
+      )
+      if (verdict.growing) failures.push(`memory keeps growing: ${mb(verdict.first)} -> ${mb(verdict.last)}`)
+    }
+
+    if (svc.running()) {
+      svc.child.kill('SIGTERM')
+      let timer: NodeJS.Timeout | undefined
+      const status = await Promise.race([
+        svc.exited,
+        new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), 20_000))),
+      ])
+      clearTimeout(timer)
+      if (status === 'timeout') failures.push('the service did not stop within 20 s of SIGTERM')
+      else if (status.code !== 0)
+        failures.push(`the service exited ${JSON.stringify(status)} after SIGTERM\n${svc.output()}`)
+    }
+    await crashed
+  } catch (error) {
+    failures.push(error instanceof Error ? error.message : String(error))
+  } finally {
+    if (service?.running()) service.child.kill('SIGKILL')
+    rmSync(dir, { recursive: true, force: true })
+  }
+  if (failures.length > 0) {
+    log(`FAILED:\n- ${failures.join('\n- ')}`)
+    return 1
+  }
+  log('passed: no unexpected status or error, memory steady')
+  return 0
+}
+
+process.exitCode = await main()
