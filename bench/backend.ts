@@ -4,7 +4,13 @@ import type { RecordedResponse } from './ceiling-server.js'
 import type { DataSet } from './dataset.js'
 import { fetchRaw, runLoad, runProbe, type LoadResult, type ProbeResult } from './load.js'
 import type { BenchOptions } from './options.js'
-import { readCpuSeconds, readMachineBusySeconds, RssSampler, type PhaseMemory } from './process-stats.js'
+import {
+  readCpuSeconds,
+  readMachineBusySeconds,
+  RssSampler,
+  type PhaseMemory,
+  type RssSample,
+} from './process-stats.js'
 import { freePort, HOST, runToEnd, spawnChild, stopChild, waitForHttp, type Child } from './processes.js'
 import { lastPage, mixedTargets, pageTarget, type Target } from './targets.js'
 import { CLI } from './build.js'
@@ -61,7 +67,8 @@ export interface BackendResult {
   /** ceiling CPU per request / service CPU per request: the ratio with other load factored out */
   cpuRatio: number | null
   probes: Probes
-  memory: { peakBytes: number; phases: PhaseMemory[] }
+  /** RSS of the service: peak, per phase, and every sample (about two a second) */
+  memory: { peakBytes: number; phases: PhaseMemory[]; samples: RssSample[] }
   recordedResponse: { status: number; bytes: number; headers: [string, string][] }
   /** where the service's CPU went (--profile) */
   profile?: ProfileSummary | null
@@ -297,7 +304,7 @@ export async function runBackend(
           ? null
           : ceiling.serverCpuMsPerRequest / mixed.serverCpuMsPerRequest,
       probes: { small, smallRotating, hugeFirst, hugeLast: hugeLastProbe, hugeLastPage: hugeLast },
-      memory: { peakBytes: memory.peak(), phases: memory.byPhase() },
+      memory: { peakBytes: memory.peak(), phases: memory.byPhase(), samples: memory.samples },
       recordedResponse: {
         status: recorded.status,
         bytes: Buffer.from(recorded.body, 'base64').length,

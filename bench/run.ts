@@ -56,7 +56,7 @@ function onSignal(signal: NodeJS.Signals): void {
 /** Hard bound on the whole run, whatever hangs. */
 function watchdog(options: BenchOptions, backends: number): void {
   const perBackend =
-    options.importTimeout + 2 * (options.warmup + options.duration) + 3 * (options.probeDuration + 1) + 180
+    options.importTimeout + 2 * (options.warmup + options.duration) + 4 * (options.probeDuration + 1) + 180
   const seconds = 300 + backends * perBackend
   setTimeout(() => {
     log(`\nthe bench ran past its ${Math.round(seconds)} s bound: stopping`)
