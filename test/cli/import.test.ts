@@ -29,6 +29,9 @@ const ALICE = 'A11CE000-0000-4000-8000-0000000000AA'
 const BOB = 'B0B00000-0000-4000-8000-0000000000BB'
 const ALICE_SESSION = 'A11CE000-0000-4000-8000-00000000C001'
 const BOB_SESSION = 'B0B00000-0000-4000-8000-00000000C002'
+const CORA = 'C0A00000-0000-4000-8000-0000000000CC'
+const CORA_SESSION = 'C0A00000-0000-4000-8000-00000000C003'
+const EXPIRED_SESSION = 'A11CE000-0000-4000-8000-00000000C0FF'
 const PARENT = 'A11CE000-0000-4000-8000-00000000F001'
 const CHILD = 'A11CE000-0000-4000-8000-00000000F002'
 
@@ -41,10 +44,13 @@ function goodFile() {
     users: [
       { id: ALICE, username: 'alice', email: 'alice@example.org', avatar_url: 'https://example.org/a.png' },
       { id: BOB, username: 'bob', is_suspended: false, password_hash: 'x' },
+      { id: CORA, username: 'cora', is_suspended: true },
     ],
     sessions: [
       { id: ALICE_SESSION, user_id: ALICE, expires_at: '2099-01-01T00:00:00Z' },
       { id: BOB_SESSION, user_id: BOB, expires_at: null },
+      { id: CORA_SESSION, user_id: CORA },
+      { id: EXPIRED_SESSION, user_id: ALICE, expires_at: '2020-01-01T00:00:00+01:00' },
     ],
     folders: [
       // the child comes before its parent
@@ -304,10 +310,10 @@ describe('folder-service import', { concurrency: true }, () => {
         const args = ['import', writeJson(tmp.dir, 'good.json', goodFile()), '--db', db.url]
         const result = await runCli(args)
         assertOk(result, args)
-        assert.match(result.stdout, /^imported 2 users, 2 sessions, 6 folders, 2 files in [0-9.]+ s\n$/)
+        assert.match(result.stdout, /^imported 3 users, 4 sessions, 6 folders, 2 files in [0-9.]+ s\n$/)
         assert.deepEqual(await db.counts(), {
-          users: before.users + 2,
-          sessions: before.sessions + 2,
+          users: before.users + 3,
+          sessions: before.sessions + 4,
           folders: before.folders + 6,
           files: before.files + 2,
         })
@@ -332,6 +338,14 @@ describe('folder-service import', { concurrency: true }, () => {
           },
         ])
         assert.deepEqual(await db.names(BOB_SESSION), ['Bobs'])
+        const frozen = await db.list(CORA_SESSION)
+        assert.equal(frozen.status, 403, 'is_suspended: true imports a frozen account')
+        assert.equal(frozen.body.code, 'FROZEN_ACCOUNT')
+        assert.equal(
+          (await db.list(EXPIRED_SESSION)).status,
+          401,
+          'an imported expiry in the past is honoured',
+        )
 
         const alice = await db.store.findUser('alice')
         assert.equal(alice?.id, ALICE.toLowerCase())

@@ -102,7 +102,7 @@ describe('folder-service serve', { concurrency: true }, () => {
   }
 })
 
-describe('serve: bad settings stop start-up with one line naming the setting', () => {
+describe('serve: settings and start-up, on SQLite', () => {
   let db: CliDatabase
 
   before(async () => {
@@ -128,7 +128,7 @@ describe('serve: bad settings stop start-up with one line naming the setting', (
     { name: 'a database that cannot be opened', args: ['--db', 'sqlite:/dev/null/x.db'], names: /x\.db/ },
   ]
 
-  it('for PORT, --port, LOG_LEVEL, --log-level, RATE_LIMIT_PER_MINUTE, CORS_ORIGINS and --db, within seconds', async () => {
+  it('bad PORT, --port, LOG_LEVEL, --log-level, RATE_LIMIT_PER_MINUTE, CORS_ORIGINS or --db: one line naming it, quickly', async () => {
     const started = Date.now()
     // Two at a time: each is a process start.
     for (let i = 0; i < cases.length; i += 2) {
@@ -142,6 +142,24 @@ describe('serve: bad settings stop start-up with one line naming the setting', (
       )
     }
     assert.ok(Date.now() - started < 30_000, 'each stops quickly')
+  })
+
+  it('logs exactly one address line when listening on every interface (--host 0.0.0.0)', async () => {
+    const server = startCli(['serve', '--db', db.url, '--host', '0.0.0.0', '--port', '0'])
+    try {
+      const line = await server.waitForLine(LISTENING)
+      const port = (LISTENING.exec(line) as RegExpExecArray)[2]
+      // Fastify logs its listening lines before listen() resolves, so they are all out once it answers.
+      assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200)
+      const lines = server
+        .stdout()
+        .split('\n')
+        .filter((l) => /listening at/i.test(l))
+      assert.equal(lines.length, 1, `CONTRACT 8: one line with the address\n${lines.join('\n')}`)
+    } finally {
+      server.child.kill('SIGTERM')
+      await within(server.exited, 10_000, 'shutdown').finally(() => server.kill())
+    }
   })
 
   it('a port already in use: one line, non-zero exit, and the first server keeps serving', async () => {

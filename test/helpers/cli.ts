@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -16,7 +16,32 @@ import type { Backend } from './backends.js'
  * database and GET /v1/folders through the real app on a store of its own.
  */
 
-export const CLI_MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
+const REPO = fileURLToPath(new URL('../../', import.meta.url))
+
+/** The build under test: what `npm run build` (the `pretest` script) wrote. */
+export const BUILT_CLI_MAIN = join(REPO, 'dist', 'cli', 'main.js')
+
+let snapshot: string | undefined
+
+/**
+ * The entry point the tests run: a private copy of dist/ (and package.json) taken once per
+ * test file, beside a link to the repository's node_modules. A rebuild of dist/ while the
+ * suite runs (another `npm test`, `tsc --watch`) rewrites files in place, and a process
+ * that starts meanwhile would load half-written modules; the copy cannot change under us.
+ */
+export function cliMain(): string {
+  if (snapshot !== undefined && existsSync(snapshot)) return snapshot
+  if (!existsSync(BUILT_CLI_MAIN)) {
+    throw new Error(`${BUILT_CLI_MAIN} is missing: build first (npx tsc -p tsconfig.build.json)`)
+  }
+  const root = mkdtempSync(join(tmpdir(), 'folder-service-cli-dist-'))
+  process.once('exit', () => rmSync(root, { recursive: true, force: true }))
+  cpSync(join(REPO, 'dist'), join(root, 'dist'), { recursive: true })
+  copyFileSync(join(REPO, 'package.json'), join(root, 'package.json'))
+  symlinkSync(join(REPO, 'node_modules'), join(root, 'node_modules'), 'dir')
+  snapshot = join(root, 'dist', 'cli', 'main.js')
+  return snapshot
+}
 
 /** Settings a developer's shell may hold; a child sees only what a test gives it. */
 const SETTINGS_FROM_ENV = [
@@ -73,7 +98,7 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRes
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [CLI_MAIN, ...args],
+      [cliMain(), ...args],
       { env: childEnv(options.env), cwd: options.cwd ?? defaultCwd(), timeout: timeoutMs, encoding: 'utf8' },
       (error, stdout, stderr) => {
         const failure = error as
@@ -276,7 +301,7 @@ export interface ServeProcess {
 }
 
 export function startCli(args: string[], options: CliOptions = {}): ServeProcess {
-  const child = spawn(process.execPath, [CLI_MAIN, ...args], {
+  const child = spawn(process.execPath, [cliMain(), ...args], {
     env: childEnv(options.env),
     cwd: options.cwd ?? defaultCwd(),
   })
