@@ -1,6 +1,5 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../../config.js'
-import { startServer } from '../../server.js'
 import { fail } from '../run-command.js'
 
 export function registerServeCommand(program: Command): void {
@@ -13,7 +12,10 @@ export function registerServeCommand(program: Command): void {
     .option('--log-level <level>', 'pino log level (env LOG_LEVEL)')
     .action(async (options: { db?: string; host?: string; port?: string; logLevel?: string }) => {
       try {
-        await startServer(loadConfig(process.env, options))
+        const config = loadConfig(process.env, options)
+        // Loaded here, not at the top: the other commands never pay for the HTTP stack.
+        const { startServer } = await import('../../server.js')
+        await startServer(config)
       } catch (error) {
         fail(error)
         // Handles opened before the failure (pool timers, signal listeners) must not keep us alive.

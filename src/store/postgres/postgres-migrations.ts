@@ -1,4 +1,5 @@
-import { Umzug, type UmzugStorage } from 'umzug'
+import type { UmzugStorage } from 'umzug'
+import { runPendingMigrations } from '../run-migrations.js'
 import type { Client } from './postgres-connections.js'
 
 /**
@@ -175,15 +176,13 @@ export async function migratePostgres(client: Client): Promise<void> {
   }
   await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
     name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`)
-  const umzug = new Umzug({
-    migrations: MIGRATIONS.map(({ name, sql }) => ({
+  await runPendingMigrations(
+    MIGRATIONS.map(({ name, sql }) => ({
       name,
       up: async () => {
         await client.query(sql)
       },
     })),
-    storage: migrationStorage(client),
-    logger: undefined,
-  })
-  await umzug.up()
+    migrationStorage(client),
+  )
 }

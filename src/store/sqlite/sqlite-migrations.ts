@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
-import { Umzug, type UmzugStorage } from 'umzug'
+import type { UmzugStorage } from 'umzug'
+import { runPendingMigrations, type Migration } from '../run-migrations.js'
 
 /**
  * Versioned schema of the embedded backend (CONTRACT section 7). Each migration runs once,
@@ -109,15 +110,21 @@ const MIGRATIONS: { name: string; sql: string }[] = [
   },
 ]
 
+/** schema_migrations as umzug's storage; reads as empty until the first upgrade creates it. */
 function migrationStorage(db: Database.Database): UmzugStorage {
-  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    name TEXT PRIMARY KEY NOT NULL, applied_at INTEGER NOT NULL) STRICT`)
+  const exists = () =>
+    db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get() !==
+    undefined
   return {
     executed: () =>
       Promise.resolve(
-        db.prepare('SELECT name FROM schema_migrations ORDER BY name').pluck().all() as string[],
+        exists()
+          ? (db.prepare('SELECT name FROM schema_migrations ORDER BY name').pluck().all() as string[])
+          : [],
       ),
     logMigration: ({ name }) => {
+      db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+        name TEXT PRIMARY KEY NOT NULL, applied_at INTEGER NOT NULL) STRICT`)
       db.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)').run(name, Date.now())
       return Promise.resolve()
     },
@@ -128,18 +135,22 @@ function migrationStorage(db: Database.Database): UmzugStorage {
   }
 }
 
+/**
+ * Brings the schema up to date. An up-to-date database is only read, so starting a server
+ * or a command never waits for a writer (a long import, say); an upgrade takes the write
+ * lock and checks again inside it, in case another process upgraded meanwhile.
+ */
 export async function migrateSqlite(db: Database.Database): Promise<void> {
+  const migrations: Migration[] = MIGRATIONS.map(({ name, sql }) => ({
+    name,
+    up: () => Promise.resolve(void db.exec(sql)),
+  }))
+  const storage = migrationStorage(db)
+  const applied = new Set(await storage.executed({ context: undefined }))
+  if (migrations.every(({ name }) => applied.has(name))) return
   db.exec('BEGIN IMMEDIATE')
   try {
-    const umzug = new Umzug({
-      migrations: MIGRATIONS.map(({ name, sql }) => ({
-        name,
-        up: () => Promise.resolve(void db.exec(sql)),
-      })),
-      storage: migrationStorage(db),
-      logger: undefined,
-    })
-    await umzug.up()
+    await runPendingMigrations(migrations, storage)
     db.exec('COMMIT')
   } catch (error) {
     if (db.inTransaction) db.exec('ROLLBACK')
