@@ -52,6 +52,15 @@ export async function stopServer(app: FastifyInstance): Promise<void> {
   await app.close()
 }
 
+/**
+ * pino writes to stdout asynchronously and flushes synchronously at exit. When the reader of
+ * stdout is gone, the pending write fails with EPIPE and pino stops logging, but only once
+ * that failure is reported; if the process exits first, the exit-time flush retries the
+ * write forever (sonic-boom 4) and the process never ends. A short pause before exiting
+ * lets the failure surface.
+ */
+const LOG_SETTLE_MS = 50
+
 /** The `serve` command: listen, then stop gracefully on a signal and exit. */
 export async function startServer(config: Readonly<Config>): Promise<FastifyInstance> {
   const store = await openStore(config)
@@ -67,6 +76,7 @@ export async function startServer(config: Readonly<Config>): Promise<FastifyInst
       else app.log.info({ signal }, 'shutting down: draining requests in flight')
       await stopServer(app)
       app.log.info('stopped')
+      await new Promise((resolve) => setTimeout(resolve, LOG_SETTLE_MS))
     },
   )
 
