@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { ConfigError, DEFAULT_RATE_LIMIT_PER_MINUTE, loadConfig, type Env } from '../../src/config.js'
+import { assertOneLineError, runCli } from '../helpers/cli.js'
+import { appOver, ensureBuilt, openSeeded, type Seeded } from './support.js'
+
+/** CONTRACT section 10: every setting from the environment, validated once, bad values named. */
+
+describe('configuration', () => {
+  it('has the documented defaults and is frozen', () => {
+    const config = loadConfig({})
+    assert.deepEqual(config, {
+      databaseUrl: 'sqlite:./data/folder-service.db',
+      host: '127.0.0.1',
+      port: 3000,
+      logLevel: 'info',
+      rateLimitPerMinute: DEFAULT_RATE_LIMIT_PER_MINUTE,
+      corsOrigins: [],
+      trustProxy: false,
+      dbPoolSize: 10,
+      dbConnectTimeoutMs: 3000,
+      dbStatementTimeoutMs: 5000,
+      sqliteBusyTimeoutMs: 5000,
+      keepAliveTimeoutMs: 72_000,
+      requestTimeoutMs: 30_000,
+      headersTimeoutMs: 20_000,
+      shutdownTimeoutMs: 10_000,
+    })
+    assert.ok(Object.isFrozen(config))
+    assert.ok(Object.isFrozen(config.corsOrigins))
+  })
+
+  it('reads every setting from the environment; flags win over it', () => {
+    const env: Env = {
+      DATABASE_URL: 'sqlite:/tmp/x.db',
+      HOST: '0.0.0.0',
+      PORT: '8080',
+      LOG_LEVEL: 'debug',
+      RATE_LIMIT_PER_MINUTE: '0',
+      CORS_ORIGINS: 'https://a.example,http://localhost:5173',
+      TRUST_PROXY: '10.0.0.0/8, ::1',
+      DB_POOL_SIZE: '4',
+      DB_CONNECT_TIMEOUT_MS: '1000',
+      DB_STATEMENT_TIMEOUT_MS: '2000',
+      SQLITE_BUSY_TIMEOUT_MS: '0',
+      KEEP_ALIVE_TIMEOUT_MS: '65000',
+      REQUEST_TIMEOUT_MS: '10000',
+      HEADERS_TIMEOUT_MS: '5000',
+      SHUTDOWN_TIMEOUT_MS: '3000',
+    }
+    assert.deepEqual(loadConfig(env), {
+      databaseUrl: 'sqlite:/tmp/x.db',
+      host: '0.0.0.0',
+      port: 8080,
+      logLevel: 'debug',
+      rateLimitPerMinute: 0,
+      corsOrigins: ['https://a.example', 'http://localhost:5173'],
+      trustProxy: ['10.0.0.0/8', '::1'],
+      dbPoolSize: 4,
+      dbConnectTimeoutMs: 1000,
+      dbStatementTimeoutMs: 2000,
+      sqliteBusyTimeoutMs: 0,
+      keepAliveTimeoutMs: 65_000,
+      requestTimeoutMs: 10_000,
+      headersTimeoutMs: 5000,
+      shutdownTimeoutMs: 3000,
+    })
+    const flagged = loadConfig(env, { db: 'sqlite:/tmp/y.db', host: '::1', port: '0', logLevel: 'warn' })
+    assert.equal(flagged.databaseUrl, 'sqlite:/tmp/y.db')
+    assert.equal(flagged.host, '::1')
+    assert.equal(flagged.port, 0)
+    assert.equal(flagged.logLevel, 'warn')
+    assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true)
+    assert.equal(
+      loadConfig({ REQUEST_TIMEOUT_MS: '8000' }).headersTimeoutMs,
+      8000,
+      'headers timeout ≤ request timeout',
+    )
+  })
+
+  const BAD: [Env, string][] = [
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ PORT: '65536' }, 'PORT'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ RATE_LIMIT_PER_MINUTE: '-1' }, 'RATE_LIMIT_PER_MINUTE'],
+    [{ RATE_LIMIT_PER_MINUTE: '1.5' }, 'RATE_LIMIT_PER_MINUTE'],
+    [{ CORS_ORIGINS: 'not-a-url' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'https://a.example/path' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'https://a.example,ftp://b.example' }, 'CORS_ORIGINS'],
+    [{ TRUST_PROXY: 'yes please' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '2' }, 'TRUST_PROXY'],
+    [{ DB_POOL_SIZE: '0' }, 'DB_POOL_SIZE'],
+    [{ KEEP_ALIVE_TIMEOUT_MS: 'soon' }, 'KEEP_ALIVE_TIMEOUT_MS'],
+    [{ HEADERS_TIMEOUT_MS: '40000' }, 'HEADERS_TIMEOUT_MS'],
+    [{ SHUTDOWN_TIMEOUT_MS: '0' }, 'SHUTDOWN_TIMEOUT_MS'],
+  ]
+
+  it('refuses a bad value with an error naming the setting', () => {
+    for (const [env, setting] of BAD) {
+      assert.throws(
+        () => loadConfig(env),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.setting === setting &&
+          error.message.startsWith(`${setting}: `),
+        JSON.stringify(env),
+      )
+    }
+  })
+
+  describe('through the CLI', () => {
+    before(() => ensureBuilt())
+
+    it('a bad value stops `serve` with one line naming the setting and a non-zero exit', async () => {
+      // [environment, extra flags, the setting the message must name]; a flag would win over
+      // PORT, so that case has none (were validation to let a value through, the server would
+      // start on a free port and the run would time out).
+      const cases: [Env, string[], string][] = [
+        [{ PORT: 'abc' }, [], 'PORT'],
+        [{}, ['--port', 'abc'], '--port'],
+        [{ LOG_LEVEL: 'loud' }, ['--port', '0'], 'LOG_LEVEL'],
+        [{ RATE_LIMIT_PER_MINUTE: '-1' }, ['--port', '0'], 'RATE_LIMIT_PER_MINUTE'],
+        [{ CORS_ORIGINS: 'not-a-url' }, ['--port', '0'], 'CORS_ORIGINS'],
+        [{ TRUST_PROXY: 'bogus' }, ['--port', '0'], 'TRUST_PROXY'],
+        [{ HEADERS_TIMEOUT_MS: '40000' }, ['--port', '0'], 'HEADERS_TIMEOUT_MS'],
+      ]
+      for (const [env, flags, setting] of cases) {
+        const args = ['serve', '--db', 'sqlite::memory:', ...flags]
+        const result = await runCli(args, { env, timeoutMs: 15_000 })
+        const line = assertOneLineError(result, undefined, [...args, JSON.stringify(env)])
+        assert.ok(line.includes(`${setting}:`), `'${line}' names ${setting}`)
+      }
+    })
+  })
+})
+
+describe('server timeouts', () => {
+  let seeded: Seeded
+  before(async () => {
+    seeded = await openSeeded()
+  })
+  after(() => seeded.cleanup())
+
+  it('keep-alive outlives load balancer idle timeouts; headers and request timeouts are set and consistent', async () => {
+    const config = loadConfig({})
+    const app = await appOver(seeded.store, config)
+    try {
+      assert.equal(app.server.keepAliveTimeout, 72_000)
+      assert.ok(app.server.keepAliveTimeout > 60_000, 'longer than the usual 60 s LB idle timeout')
+      assert.equal(app.server.requestTimeout, 30_000)
+      assert.equal(app.server.headersTimeout, 20_000)
+      assert.ok(
+        app.server.headersTimeout <= app.server.requestTimeout,
+        'Node requires headers ≤ request timeout',
+      )
+    } finally {
+      await app.close()
+    }
+  })
+})

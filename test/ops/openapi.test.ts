@@ -1,0 +1,281 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { Validator } from '@seriousme/openapi-schema-validator'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { Folder, OwnerInfo } from '../../src/schemas/folder.js'
+import { ListFoldersQuery } from '../../src/schemas/list-folders-query.js'
+import { StoreUnavailableError, type Store } from '../../src/store/store.js'
+import {
+  ALICE_SESSION,
+  FROZEN_SESSION,
+  PROJECTS,
+  UNKNOWN_SESSION,
+  appOver,
+  cookie,
+  failingStore,
+  openSeeded,
+  type Seeded,
+} from './support.js'
+
+/** The OpenAPI document: valid 3.1, generated from the routes, and true of real responses. */
+
+interface MediaType {
+  schema: object
+}
+interface ResponseDoc {
+  description: string
+  headers?: Record<string, unknown>
+  content?: Record<string, MediaType>
+}
+interface OperationDoc {
+  operationId: string
+  parameters: { name: string; in: string; required?: boolean }[]
+  security: Record<string, string[]>[]
+  responses: Record<string, ResponseDoc>
+}
+interface OpenApiDoc {
+  openapi: string
+  paths: Record<string, Record<string, OperationDoc>>
+  components: {
+    schemas: Record<string, { properties: Record<string, unknown> }>
+    securitySchemes: Record<string, unknown>
+  }
+}
+
+const LIST = '/v1/folders'
+
+describe('OpenAPI document', () => {
+  let seeded: Seeded
+  let app: FastifyInstance
+  let doc: OpenApiDoc
+  let operation: OperationDoc
+
+  before(async () => {
+    seeded = await openSeeded()
+    app = await appOver(seeded.store, { rateLimitPerMinute: 1000 })
+    const res = await app.inject('/v1/openapi.json')
+    assert.equal(res.statusCode, 200)
+    assert.match(String(res.headers['content-type']), /^application\/json/)
+    doc = res.json<OpenApiDoc>()
+    operation = doc.paths[LIST]?.get as OperationDoc
+  })
+  after(async () => {
+    await app.close()
+    await seeded.cleanup()
+  })
+
+  it('validates against the OpenAPI 3.1 schema', async () => {
+    assert.equal(doc.openapi, '3.1.0')
+    const result = await new Validator().validate(doc as unknown as Record<string, unknown>)
+    assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2))
+  })
+
+  it('describes GET /v1/folders only: health, readiness, metrics, docs and the 405 catch-all are hidden', () => {
+    assert.deepEqual(Object.keys(doc.paths), [LIST])
+    assert.deepEqual(Object.keys(doc.paths[LIST] ?? {}), ['get'])
+    assert.equal(operation.operationId, 'listFolders')
+  })
+
+  it('is generated from the route schemas: its query parameters and component fields are the schemas’ own', () => {
+    const query = operation.parameters.filter((p) => p.in === 'query')
+    assert.deepEqual(
+      query.map((p) => p.name),
+      Object.keys(ListFoldersQuery.properties),
+    )
+    assert.ok(query.every((p) => p.required === false))
+    assert.deepEqual(
+      Object.keys(doc.components.schemas.Folder?.properties ?? {}),
+      Object.keys(Folder.properties),
+    )
+    assert.deepEqual(
+      Object.keys(doc.components.schemas.OwnerInfo?.properties ?? {}),
+      Object.keys(OwnerInfo.properties),
+    )
+  })
+
+  it('declares the session cookie security scheme and requires it on the operation', () => {
+    assert.deepEqual(doc.components.securitySchemes.sessionCookie, {
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'session_id',
+      description: 'Session id (a UUID) in the `session_id` cookie',
+    })
+    assert.deepEqual(operation.security, [{ sessionCookie: [] }])
+  })
+
+  it('names the components and serves errors as application/problem+json', () => {
+    assert.deepEqual(Object.keys(doc.components.schemas).sort(), [
+      'Folder',
+      'FolderList',
+      'OwnerInfo',
+      'Problem',
+    ])
+    const responses = operation.responses
+    assert.deepEqual(Object.keys(responses), ['200', '304', '400', '401', '403', '404', '429', '500', '503'])
+    assert.deepEqual(responses['200']?.content, {
+      'application/json': { schema: { $ref: '#/components/schemas/FolderList' } },
+    })
+    for (const status of ['400', '401', '403', '404', '429', '500', '503']) {
+      assert.deepEqual(
+        responses[status]?.content,
+        { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+        status,
+      )
+    }
+    assert.equal(responses['304']?.content, undefined)
+    assert.ok(responses['200']?.headers?.Link, 'the Link header is documented')
+    assert.ok(responses['429']?.headers?.['Retry-After'], 'Retry-After is documented on 429')
+  })
+
+  describe('real responses match the schemas the document declares for them', () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true })
+    addFormats.default(ajv)
+
+    /** Validates `res` against the document's schema for its status and media type. */
+    const check = (res: LightMyRequestResponse): void => {
+      const declared = operation.responses[String(res.statusCode)]
+      assert.ok(declared, `status ${res.statusCode} is documented (body ${res.payload})`)
+      const mediaType = String(res.headers['content-type']).split(';')[0] ?? ''
+      const media = declared.content?.[mediaType]
+      assert.ok(media, `${res.statusCode} is documented as ${mediaType}`)
+      const validate = ajv.compile({ ...media.schema, components: doc.components })
+      assert.ok(
+        validate(res.json()),
+        `${res.statusCode}: ${JSON.stringify(validate.errors)} for ${res.payload}`,
+      )
+      for (const name of Object.keys(declared.headers ?? {})) {
+        assert.ok(
+          res.headers[name.toLowerCase()] !== undefined,
+          `${res.statusCode} carries documented ${name}`,
+        )
+      }
+    }
+    const get = (a: FastifyInstance, query = '', session?: string) =>
+      a.inject({ url: `${LIST}${query}`, headers: session === undefined ? {} : cookie(session) })
+
+    it('200 at the root and under a folder', async () => {
+      const root = await get(app, '', ALICE_SESSION)
+      assert.equal(root.statusCode, 200)
+      assert.ok(root.json<{ folders: unknown[] }>().folders.length > 0)
+      check(root)
+      const children = await get(app, `?folder_id=${PROJECTS}&limit=2`, ALICE_SESSION)
+      assert.equal(children.statusCode, 200)
+      check(children)
+    })
+
+    it('304 is documented and has no body', async () => {
+      const first = await get(app, '', ALICE_SESSION)
+      const res = await app.inject({
+        url: LIST,
+        headers: { ...cookie(ALICE_SESSION), 'if-none-match': String(first.headers.etag) },
+      })
+      assert.equal(res.statusCode, 304)
+      assert.equal(res.payload, '')
+      assert.ok(operation.responses['304'])
+    })
+
+    it('400, 401, 403 and 404', async () => {
+      const cases: [string, string | undefined, number][] = [
+        ['?page=0', ALICE_SESSION, 400],
+        ['', undefined, 401],
+        ['', UNKNOWN_SESSION, 401],
+        ['', FROZEN_SESSION, 403],
+        [`?folder_id=${UNKNOWN_SESSION}`, ALICE_SESSION, 404],
+      ]
+      for (const [query, session, status] of cases) {
+        const res = await get(app, query, session)
+        assert.equal(res.statusCode, status, res.payload)
+        check(res)
+      }
+    })
+
+    it('429 when over the limit', async () => {
+      const limited = await appOver(seeded.store, { rateLimitPerMinute: 1 })
+      try {
+        assert.equal((await get(limited, '', ALICE_SESSION)).statusCode, 200)
+        const res = await get(limited, '', ALICE_SESSION)
+        assert.equal(res.statusCode, 429)
+        check(res)
+      } finally {
+        await limited.close()
+      }
+    })
+
+    it('500 and 503 when the store fails', async () => {
+      const unavailable: Store = Object.assign(Object.create(seeded.store) as Store, {
+        listFolders: () => Promise.reject(new StoreUnavailableError('connection refused')),
+      })
+      for (const [store, status] of [
+        [failingStore(seeded.store, ['findSessionUser']), 500],
+        [unavailable, 503],
+      ] as const) {
+        const broken = await appOver(store)
+        try {
+          const res = await get(broken, '', ALICE_SESSION)
+          assert.equal(res.statusCode, status)
+          check(res)
+        } finally {
+          await broken.close()
+        }
+      }
+    })
+
+    it('405 (an undocumented method) still has the Problem component’s shape', async () => {
+      const res = await app.inject({ method: 'DELETE', url: LIST, headers: cookie(ALICE_SESSION) })
+      assert.equal(res.statusCode, 405)
+      assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8')
+      const validate = ajv.compile({ $ref: '#/components/schemas/Problem', components: doc.components })
+      assert.ok(validate(res.json()), JSON.stringify(validate.errors))
+    })
+  })
+})
+
+describe('/docs', () => {
+  let seeded: Seeded
+  let app: FastifyInstance
+  before(async () => {
+    seeded = await openSeeded()
+    app = await appOver(seeded.store)
+  })
+  after(async () => {
+    await app.close()
+    await seeded.cleanup()
+  })
+
+  it('serves Swagger UI whose every asset loads from this server, and the same document', async () => {
+    const page = await app.inject('/docs')
+    assert.equal(page.statusCode, 200)
+    assert.equal(page.headers['content-type'], 'text/html; charset=utf-8')
+    assert.match(page.payload, /<div id="swagger-ui">/)
+    assert.doesNotMatch(page.payload, /(src|href)="(https?:)?\/\//, 'no external asset')
+    const assets = [...page.payload.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string)
+    assert.ok(
+      assets.some((a) => a.endsWith('swagger-ui-bundle.js')),
+      assets.join(', '),
+    )
+    assert.ok(
+      assets.some((a) => a.endsWith('swagger-ui.css')),
+      assets.join(', '),
+    )
+    for (const asset of assets) {
+      const res = await app.inject(asset)
+      assert.equal(res.statusCode, 200, asset)
+      assert.ok(res.rawPayload.length > 0, asset)
+    }
+    const initializer = await app.inject('/docs/static/swagger-initializer.js')
+    assert.match(initializer.payload, /resolveUrl\('\.\/json'\)/)
+    const served = await app.inject('/docs/json')
+    assert.deepEqual(served.json(), (await app.inject('/v1/openapi.json')).json())
+  })
+
+  it('relaxes the Content-Security-Policy for the docs only', async () => {
+    const page = await app.inject('/docs')
+    const docsCsp = String(page.headers['content-security-policy'])
+    assert.match(docsCsp, /script-src 'self'/)
+    assert.doesNotMatch(docsCsp, /https?:|unsafe-inline|unsafe-eval/)
+    const api = await app.inject({ url: LIST, headers: cookie(ALICE_SESSION) })
+    assert.equal(api.headers['content-security-policy'], "default-src 'none'; frame-ancestors 'none'")
+  })
+})

@@ -1,0 +1,176 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { paginationLinks } from '../../src/http/pagination-links.js'
+import {
+  ALICE_SESSION,
+  CAROL_SESSION,
+  PROJECT_CHILDREN,
+  PROJECTS,
+  ROOT_FOLDERS,
+  appOver,
+  cookie,
+  openSeeded,
+  type Seeded,
+} from './support.js'
+
+/** RFC 8288 Link header of GET /v1/folders: first, prev, next, last. */
+
+/** rel -> target of a Link header; asserts the exact `<url>; rel="x"` syntax. */
+function links(res: LightMyRequestResponse): Record<string, string> {
+  const header = res.headers.link
+  assert.equal(typeof header, 'string', `Link header on ${res.statusCode}`)
+  const entries = String(header).split(', ')
+  const parsed: Record<string, string> = {}
+  for (const entry of entries) {
+    const match = /^<([^>]+)>; rel="(first|prev|next|last)"$/.exec(entry)
+    assert.ok(match, `well-formed link: ${entry}`)
+    assert.equal(parsed[match[2] as string], undefined, `one ${match[2]}`)
+    parsed[match[2] as string] = match[1] as string
+  }
+  return parsed
+}
+
+describe('Link header', () => {
+  let seeded: Seeded
+  let app: FastifyInstance
+  before(async () => {
+    seeded = await openSeeded()
+    app = await appOver(seeded.store)
+  })
+  after(async () => {
+    await app.close()
+    await seeded.cleanup()
+  })
+
+  const list = (query: string, session = ALICE_SESSION) =>
+    app.inject({ url: `/v1/folders${query}`, headers: cookie(session) })
+
+  it(`gives first, next and last on page 1 (total ${ROOT_FOLDERS}, limit 3), no prev`, async () => {
+    const res = await list('?limit=3')
+    assert.equal(res.statusCode, 200)
+    assert.deepEqual(links(res), {
+      first: '/v1/folders?page=1&limit=3',
+      next: '/v1/folders?page=2&limit=3',
+      last: '/v1/folders?page=3&limit=3',
+    })
+    assert.equal(
+      res.headers.link,
+      [
+        '</v1/folders?page=1&limit=3>; rel="first"',
+        '</v1/folders?page=2&limit=3>; rel="next"',
+        '</v1/folders?page=3&limit=3>; rel="last"',
+      ].join(', '),
+    )
+  })
+
+  it('gives all four on a middle page', async () => {
+    assert.deepEqual(links(await list('?page=2&limit=3')), {
+      first: '/v1/folders?page=1&limit=3',
+      prev: '/v1/folders?page=1&limit=3',
+      next: '/v1/folders?page=3&limit=3',
+      last: '/v1/folders?page=3&limit=3',
+    })
+  })
+
+  it('gives no next on the last page, nor beyond it (where prev is the last page)', async () => {
+    assert.deepEqual(links(await list('?page=3&limit=3')), {
+      first: '/v1/folders?page=1&limit=3',
+      prev: '/v1/folders?page=2&limit=3',
+      last: '/v1/folders?page=3&limit=3',
+    })
+    const beyond = await list('?page=9&limit=3')
+    assert.equal(beyond.statusCode, 200)
+    assert.deepEqual(beyond.json<{ folders: unknown[] }>().folders, [])
+    assert.deepEqual(links(beyond), {
+      first: '/v1/folders?page=1&limit=3',
+      prev: '/v1/folders?page=3&limit=3',
+      last: '/v1/folders?page=3&limit=3',
+    })
+  })
+
+  it('uses the default and the clamped limit, and last = 1 when everything fits or nothing matches', async () => {
+    assert.deepEqual(links(await list('')), {
+      first: '/v1/folders?page=1&limit=50',
+      last: '/v1/folders?page=1&limit=50',
+    })
+    assert.deepEqual(links(await list('?limit=500')), {
+      first: '/v1/folders?page=1&limit=100',
+      last: '/v1/folders?page=1&limit=100',
+    })
+    const empty = await list('', CAROL_SESSION)
+    assert.equal(empty.json<{ total: number }>().total, 0)
+    assert.deepEqual(links(empty), {
+      first: '/v1/folders?page=1&limit=50',
+      last: '/v1/folders?page=1&limit=50',
+    })
+  })
+
+  it('keeps folder_id (in lower case) in every link', async () => {
+    const res = await list(`?folder_id=${PROJECTS.toUpperCase()}&limit=2&page=1`)
+    assert.equal(res.json<{ total: number }>().total, PROJECT_CHILDREN)
+    assert.deepEqual(links(res), {
+      first: `/v1/folders?folder_id=${PROJECTS}&page=1&limit=2`,
+      next: `/v1/folders?folder_id=${PROJECTS}&page=2&limit=2`,
+      last: `/v1/folders?folder_id=${PROJECTS}&page=2&limit=2`,
+    })
+  })
+
+  it('leads a client through every page: following next visits each folder once', async () => {
+    const seen: string[] = []
+    let next: string | undefined = '/v1/folders?limit=2'
+    let pages = 0
+    while (next !== undefined) {
+      const res: LightMyRequestResponse = await app.inject({ url: next, headers: cookie(ALICE_SESSION) })
+      assert.equal(res.statusCode, 200)
+      seen.push(...res.json<{ folders: { id: string }[] }>().folders.map((f) => f.id))
+      next = links(res).next
+      pages++
+    }
+    assert.equal(pages, Math.ceil(ROOT_FOLDERS / 2))
+    assert.equal(seen.length, ROOT_FOLDERS)
+    assert.equal(new Set(seen).size, ROOT_FOLDERS)
+  })
+
+  it('is sent on HEAD and 304 too, but not on errors', async () => {
+    const head = await app.inject({
+      method: 'HEAD',
+      url: '/v1/folders?limit=3',
+      headers: cookie(ALICE_SESSION),
+    })
+    assert.equal(head.statusCode, 200)
+    assert.equal(links(head).next, '/v1/folders?page=2&limit=3')
+    const first = await list('?limit=3')
+    const notModified = await app.inject({
+      url: '/v1/folders?limit=3',
+      headers: { ...cookie(ALICE_SESSION), 'if-none-match': String(first.headers.etag) },
+    })
+    assert.equal(notModified.statusCode, 304)
+    assert.equal(notModified.headers.link, first.headers.link)
+    for (const res of [
+      await app.inject('/v1/folders'),
+      await list('?page=0'),
+      await list(`?folder_id=${CAROL_SESSION}`),
+    ]) {
+      assert.ok(res.statusCode >= 400)
+      assert.equal(res.headers.link, undefined, `no Link on ${res.statusCode}`)
+    }
+  })
+
+  it('paginationLinks: the arithmetic at the edges', () => {
+    assert.equal(
+      paginationLinks('/p', null, 1, 10, 0),
+      '</p?page=1&limit=10>; rel="first", </p?page=1&limit=10>; rel="last"',
+    )
+    assert.equal(
+      paginationLinks('/p', null, 2, 10, 10),
+      '</p?page=1&limit=10>; rel="first", </p?page=1&limit=10>; rel="prev", </p?page=1&limit=10>; rel="last"',
+    )
+    assert.equal(
+      paginationLinks('/p', 'abc', 1, 10, 11),
+      '</p?folder_id=abc&page=1&limit=10>; rel="first", </p?folder_id=abc&page=2&limit=10>; rel="next", ' +
+        '</p?folder_id=abc&page=2&limit=10>; rel="last"',
+    )
+    assert.match(paginationLinks('/p', null, 2147483647, 100, 1), /page=1&limit=100>; rel="prev"/)
+  })
+})

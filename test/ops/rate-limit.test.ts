@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { DEFAULT_RATE_LIMIT_PER_MINUTE, loadConfig } from '../../src/config.js'
+import type { Store } from '../../src/store/store.js'
+import {
+  ALICE_SESSION,
+  BOB_SESSION,
+  UNKNOWN_SESSION,
+  appOver,
+  cookie,
+  openSeeded,
+  type Seeded,
+} from './support.js'
+
+/** Per-session rate limiting of /v1/folders (CONTRACT section 10: RATE_LIMIT_PER_MINUTE). */
+
+function assertRateLimited(res: LightMyRequestResponse, limit: number): void {
+  assert.equal(res.statusCode, 429, res.payload)
+  assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8')
+  const body = res.json<Record<string, unknown>>()
+  assert.deepEqual(Object.keys(body).sort(), ['code', 'detail', 'request_id', 'status', 'title', 'type'])
+  assert.equal(body.code, 'RATE_LIMITED')
+  assert.equal(body.status, 429)
+  assert.equal(body.title, 'Too Many Requests')
+  assert.equal(body.request_id, res.headers['x-request-id'])
+  const retryAfter = Number(res.headers['retry-after'])
+  assert.ok(Number.isInteger(retryAfter) && retryAfter > 0 && retryAfter <= 60, `Retry-After ${retryAfter}`)
+  assert.equal(res.headers['ratelimit-limit'], String(limit))
+  assert.equal(res.headers['ratelimit-remaining'], '0')
+  assert.match(String(res.headers['ratelimit-reset']), /^[1-9][0-9]*$/)
+}
+
+describe('rate limiting', () => {
+  let seeded: Seeded
+  before(async () => {
+    seeded = await openSeeded()
+  })
+  after(() => seeded.cleanup())
+
+  async function withApp(
+    config: Parameters<typeof appOver>[1],
+    work: (app: FastifyInstance) => Promise<void>,
+    store?: Store,
+  ) {
+    const app = await appOver(store ?? seeded.store, config)
+    try {
+      await work(app)
+    } finally {
+      await app.close()
+    }
+  }
+  const list = (app: FastifyInstance, session?: string, remoteAddress = '192.0.2.10') =>
+    app.inject({ url: '/v1/folders', remoteAddress, headers: session === undefined ? {} : cookie(session) })
+
+  it('answers the 4th request of a session in a minute (limit 3) with 429 problem+json and the headers', async () => {
+    await withApp({ rateLimitPerMinute: 3 }, async (app) => {
+      for (const remaining of ['2', '1', '0']) {
+        const res = await list(app, ALICE_SESSION)
+        assert.equal(res.statusCode, 200)
+        assert.equal(res.headers['ratelimit-limit'], '3')
+        assert.equal(res.headers['ratelimit-remaining'], remaining)
+      }
+      assertRateLimited(await list(app, ALICE_SESSION), 3)
+      // the same session from another address is still the same budget
+      assertRateLimited(await list(app, ALICE_SESSION, '198.51.100.7'), 3)
+    })
+  })
+
+  it('gives every session its own budget', async () => {
+    await withApp({ rateLimitPerMinute: 3 }, async (app) => {
+      for (let i = 0; i < 3; i++) assert.equal((await list(app, ALICE_SESSION)).statusCode, 200)
+      assertRateLimited(await list(app, ALICE_SESSION), 3)
+      const bob = await list(app, BOB_SESSION)
+      assert.equal(bob.statusCode, 200)
+      assert.equal(bob.headers['ratelimit-remaining'], '2')
+    })
+  })
+
+  it('limits requests without a well-formed session by client address, before authentication', async () => {
+    let lookups = 0
+    const counting: Store = Object.assign(Object.create(seeded.store) as Store, {
+      findSessionUser: (id: string, now: number) => {
+        lookups++
+        return seeded.store.findSessionUser(id, now)
+      },
+    })
+    await withApp(
+      { rateLimitPerMinute: 3 },
+      async (app) => {
+        assert.equal((await list(app, undefined, '203.0.113.1')).statusCode, 401)
+        assert.equal(
+          (
+            await app.inject({
+              url: '/v1/folders',
+              remoteAddress: '203.0.113.1',
+              headers: { cookie: 'session_id=nope' },
+            })
+          ).statusCode,
+          401,
+        )
+        assert.equal((await list(app, undefined, '203.0.113.1')).statusCode, 401)
+        assertRateLimited(await list(app, undefined, '203.0.113.1'), 3)
+        assert.equal(
+          (await list(app, undefined, '203.0.113.2')).statusCode,
+          401,
+          'another address, another budget',
+        )
+        // an unknown (well-formed) session has a budget of its own; once spent, the database is spared
+        for (let i = 0; i < 3; i++) assert.equal((await list(app, UNKNOWN_SESSION)).statusCode, 401)
+        const before = lookups
+        assertRateLimited(await list(app, UNKNOWN_SESSION), 3)
+        assert.equal(lookups, before, 'a limited request never reaches the store')
+      },
+      counting,
+    )
+  })
+
+  it('exempts health, readiness, metrics and docs', async () => {
+    await withApp({ rateLimitPerMinute: 1 }, async (app) => {
+      assert.equal((await list(app, ALICE_SESSION)).statusCode, 200)
+      assertRateLimited(await list(app, ALICE_SESSION), 1)
+      for (const url of ['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/docs']) {
+        for (let i = 0; i < 3; i++) {
+          const res = await app.inject({ url, remoteAddress: '192.0.2.10', headers: cookie(ALICE_SESSION) })
+          assert.equal(res.statusCode, 200, url)
+          assert.equal(res.headers['ratelimit-limit'], undefined, url)
+        }
+      }
+    })
+  })
+
+  it('is off with 0: no limit, no RateLimit headers', async () => {
+    await withApp({ rateLimitPerMinute: 0 }, async (app) => {
+      for (let i = 0; i < 25; i++) {
+        const res = await list(app, ALICE_SESSION)
+        assert.equal(res.statusCode, 200)
+        assert.equal(res.headers['ratelimit-limit'], undefined)
+      }
+    })
+  })
+
+  it(`defaults to ${DEFAULT_RATE_LIMIT_PER_MINUTE} a minute`, async () => {
+    const config = loadConfig({})
+    assert.equal(config.rateLimitPerMinute, DEFAULT_RATE_LIMIT_PER_MINUTE)
+    await withApp({ ...config, logLevel: 'silent' }, async (app) => {
+      const res = await list(app, ALICE_SESSION)
+      assert.equal(res.headers['ratelimit-limit'], String(DEFAULT_RATE_LIMIT_PER_MINUTE))
+    })
+  })
+
+  it('takes the client address from X-Forwarded-For only from trusted proxies (TRUST_PROXY)', async () => {
+    const forwarded = (app: FastifyInstance, client: string) =>
+      app.inject({ url: '/v1/folders', remoteAddress: '10.0.0.5', headers: { 'x-forwarded-for': client } })
+    await withApp(
+      { rateLimitPerMinute: 1, trustProxy: loadConfig({ TRUST_PROXY: '10.0.0.0/8' }).trustProxy },
+      async (app) => {
+        assert.equal((await forwarded(app, '198.51.100.1')).statusCode, 401)
+        assert.equal(
+          (await forwarded(app, '198.51.100.2')).statusCode,
+          401,
+          'each client behind the proxy has a budget',
+        )
+        assertRateLimited(await forwarded(app, '198.51.100.1'), 1)
+      },
+    )
+    await withApp({ rateLimitPerMinute: 1 }, async (app) => {
+      assert.equal((await forwarded(app, '198.51.100.1')).statusCode, 401)
+      assertRateLimited(await forwarded(app, '198.51.100.2'), 1)
+    })
+  })
+})

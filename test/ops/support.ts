@@ -1,0 +1,137 @@
+import { execFileSync } from 'node:child_process'
+import { existsSync, readdirSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import { buildApp, type AppConfig } from '../../src/app.js'
+import { validateImport } from '../../src/import/validate-import.js'
+import type { Store } from '../../src/store/store.js'
+import { sqliteBackend } from '../helpers/backends.js'
+
+/** Shared by the operability suites: a small seeded SQLite database and apps built over it. */
+
+export const ALICE = '0a11ce00-0000-4000-8000-000000000001'
+export const BOB = '0b0b0000-0000-4000-8000-000000000002'
+export const FROZEN = '0f0f0000-0000-4000-8000-000000000003'
+/** A user without folders. */
+export const CAROL = '0ca20100-0000-4000-8000-000000000004'
+/** Alice's session: a secret that must never reach a log line. */
+export const ALICE_SESSION = '5e551011-a11c-4e00-8000-00000000000a'
+export const BOB_SESSION = '5e551011-b0b0-4e00-8000-00000000000b'
+export const FROZEN_SESSION = '5e551011-f0f0-4e00-8000-00000000000f'
+export const CAROL_SESSION = '5e551011-ca20-4e00-8000-00000000000c'
+export const UNKNOWN_SESSION = '5e551011-dead-4e00-8000-0000000000ff'
+/** Alice's folder "Projects", parent of PROJECT_CHILDREN folders. */
+export const PROJECTS = 'f0000000-0000-4000-8000-000000000001'
+export const ROOT_FOLDERS = 7
+export const PROJECT_CHILDREN = 3
+
+export const cookie = (session: string) => ({ cookie: `session_id=${session}` })
+
+export function seedDocument(): unknown {
+  const at = '2026-01-01T00:00:00.000Z'
+  const root = Array.from({ length: ROOT_FOLDERS - 1 }, (_, i) => ({
+    name: `Root ${String(i).padStart(2, '0')}`,
+    owner_id: ALICE,
+    folder_id: null,
+    created_at: at,
+    updated_at: at,
+  }))
+  const children = Array.from({ length: PROJECT_CHILDREN }, (_, i) => ({
+    name: `Child ${i}`,
+    owner_id: ALICE,
+    folder_id: PROJECTS,
+    created_at: at,
+    updated_at: at,
+  }))
+  return {
+    users: [
+      { id: ALICE, username: 'alice', email: 'alice@example.org', avatar_url: null },
+      { id: BOB, username: 'bob', avatar_url: 'https://example.org/bob.png' },
+      { id: FROZEN, username: 'frozen', is_suspended: true },
+      { id: CAROL, username: 'carol' },
+    ],
+    sessions: [
+      { id: ALICE_SESSION, user_id: ALICE },
+      { id: BOB_SESSION, user_id: BOB },
+      { id: FROZEN_SESSION, user_id: FROZEN },
+      { id: CAROL_SESSION, user_id: CAROL },
+    ],
+    folders: [
+      { id: PROJECTS, name: 'Projects', owner_id: ALICE, folder_id: null, created_at: at, updated_at: at },
+      ...root,
+      ...children,
+      { name: 'Bob stuff', owner_id: BOB, folder_id: null },
+    ],
+  }
+}
+
+export interface Seeded {
+  store: Store
+  url: string
+  cleanup(): Promise<void>
+}
+
+/** A fresh SQLite database holding {@link seedDocument}. */
+export async function openSeeded(): Promise<Seeded> {
+  const opened = await sqliteBackend.open()
+  await opened.store.importData(validateImport(seedDocument(), Date.now()))
+  return opened
+}
+
+export const BASE_CONFIG: AppConfig = {
+  logLevel: 'silent',
+  keepAliveTimeoutMs: 72_000,
+  requestTimeoutMs: 30_000,
+}
+
+/** The app over `store`, ready, silent unless a logger is given. */
+export async function appOver(
+  store: Store,
+  config: Partial<AppConfig> = {},
+  logger: FastifyServerOptions['logger'] = false,
+): Promise<FastifyInstance> {
+  const app = await buildApp({ store, config: { ...BASE_CONFIG, ...config }, logger })
+  await app.ready()
+  return app
+}
+
+/**
+ * A Store whose every method fails, except those listed in `working` (delegated to
+ * `inner`): proves which calls a route makes, and drives the database-down paths.
+ */
+export function failingStore(inner: Store, working: (keyof Store)[] = []): Store {
+  return new Proxy(inner, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver)
+      if (typeof value !== 'function' || property === 'close') return value
+      if (working.includes(property as keyof Store))
+        return (value as (...a: unknown[]) => unknown).bind(target)
+      return () => Promise.reject(new Error(`store.${String(property)} called while the database is down`))
+    },
+  })
+}
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+export const CLI_MAIN = join(ROOT, 'dist', 'cli', 'main.js')
+
+function newestMtime(dir: string): number {
+  let newest = 0
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs)
+  }
+  return newest
+}
+
+/** Compiles src/ to dist/ when dist/cli/main.js is missing or older than a source file. */
+export function ensureBuilt(): void {
+  if (existsSync(CLI_MAIN) && statSync(CLI_MAIN).mtimeMs >= newestMtime(join(ROOT, 'src'))) return
+  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
+  try {
+    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' })
+  } catch (error) {
+    // tsc still emits when a file it compiles has a type error; only a missing CLI is fatal.
+    if (!existsSync(CLI_MAIN)) throw error
+  }
+}
