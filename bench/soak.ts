@@ -39,7 +39,8 @@ import autocannon, { type Options, type RequestParams, type Result } from 'autoc
 import { memoryVerdict, type Sample } from './soak-memory.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const CLI = join(ROOT, 'dist', 'cli', 'main.js')
+/** FOLDER_SERVICE_CLI soaks another build (e.g. a deliberately broken copy); never rebuilt. */
+const CLI = process.env.FOLDER_SERVICE_CLI ?? join(ROOT, 'dist', 'cli', 'main.js')
 
 interface Settings {
   seconds: number
@@ -119,6 +120,7 @@ function newestSource(): number {
 }
 
 function ensureBuilt(): void {
+  if (process.env.FOLDER_SERVICE_CLI !== undefined) return
   if (existsSync(CLI) && statSync(CLI).mtimeMs >= newestSource()) return
   log('building dist/ (npx tsc -p tsconfig.build.json)')
   try {

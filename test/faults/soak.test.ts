@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { describe, it } from 'node:test'
+import { memoryVerdict, type Sample } from '../../bench/soak-memory.js'
+import { ROOT, ensureBuilt } from '../helpers/service-process.js'
+
+/**
+ * A short soak in CI: bench/soak.ts for SOAK_SECONDS (default 20) on the built service,
+ * throttled so the machine stays usable. It must exit 0: no unexpected status, no socket
+ * error, no growing memory, a clean stop. Longer runs: `npm run soak -- --minutes N`.
+ */
+
+const SECONDS = Number(process.env.SOAK_SECONDS ?? 20)
+
+const MB = 1024 * 1024
+const series = (rss: (i: number) => number, n = 30): Sample[] =>
+  Array.from({ length: n }, (_, i) => ({ atSeconds: i, rss: rss(i) }))
+
+describe('soak', () => {
+  it('judges memory by medians of thirds after the warm-up, with the documented slack', () => {
+    // Flat, and noisy around a flat line: steady.
+    assert.equal(
+      memoryVerdict(
+        series(() => 100 * MB),
+        5,
+        50,
+        30,
+      )?.growing,
+      false,
+    )
+    assert.equal(
+      memoryVerdict(
+        series((i) => 100 * MB + (i % 2) * 40 * MB),
+        5,
+        50,
+        30,
+      )?.growing,
+      false,
+    )
+    // A warm-up climb is not counted.
+    assert.equal(
+      memoryVerdict(
+        series((i) => (i < 5 ? 20 * i : 100) * MB),
+        5,
+        50,
+        30,
+      )?.growing,
+      false,
+    )
+    // A steady climb of 4 MB a sample (~100 MB over the run): growing.
+    assert.equal(
+      memoryVerdict(
+        series((i) => (100 + 4 * i) * MB),
+        5,
+        50,
+        30,
+      )?.growing,
+      true,
+    )
+    // +40 MB on 100 MB is over 30 % but under 50 MB: allowed; +60 MB is over both.
+    assert.equal(
+      memoryVerdict(
+        series((i) => (i < 17 ? 100 : 140) * MB),
+        5,
+        50,
+        30,
+      )?.growing,
+      false,
+    )
+    assert.equal(
+      memoryVerdict(
+        series((i) => (i < 17 ? 100 : 160) * MB),
+        5,
+        50,
+        30,
+      )?.growing,
+      true,
+    )
+    // Too few samples to judge.
+    assert.equal(
+      memoryVerdict(
+        series(() => MB, 8),
+        5,
+        50,
+        30,
+      ),
+      null,
+    )
+  })
+
+  it(`runs ${SECONDS} s of mixed load with no unexpected answer and steady memory (npm run soak)`, async (t) => {
+    ensureBuilt()
+    const env: NodeJS.ProcessEnv = { ...process.env }
+    for (const name of Object.keys(env)) if (name.startsWith('NODE_TEST')) delete env[name]
+    delete env.DATABASE_URL
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'bench/soak.ts',
+        '--seconds',
+        String(SECONDS),
+        '--connections',
+        '4',
+        '--rate',
+        '500',
+      ],
+      { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+    let output = ''
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()))
+    const timer = setTimeout(() => child.kill('SIGKILL'), (SECONDS + 90) * 1000)
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)))
+    clearTimeout(timer)
+    const lines = output.trim().split('\n')
+    t.diagnostic(
+      lines
+        .filter((l) => /building|importing|service pid|load done|by status|memory:|passed|FAILED/.test(l))
+        .join(' | '),
+    )
+    assert.equal(code, 0, output.slice(-4000))
+    assert.match(output, /passed: no unexpected status or error, memory steady/)
+    // It did drive load: thousands of answers, the expected client errors among them.
+    const requests = Number(/load done: (\d+) requests/.exec(output)?.[1] ?? 0)
+    assert.ok(requests > SECONDS * 50, `only ${requests} requests`)
+    assert.match(output, /"401":\d+/)
+    assert.match(output, /"404":\d+/)
+  })
+})

@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import Database from 'better-sqlite3'
+import { faultData, seed } from '../helpers/fault-data.js'
+import { ROOT, runCommand, startService, type CliRun } from '../helpers/service-process.js'
+
+/**
+ * SQLite faults seen through the built CLI, as an operator meets them: a database path that
+ * cannot be created or opened, a file that is not a database, a write lock held by another
+ * process during an import. Each is a one-line error and a non-zero exit, never a stack
+ * trace, a hang or a half-written database; a missing file in a writable place is created.
+ */
+
+function oneLineError(run: CliRun, pattern: RegExp): string {
+  const context = `exit ${run.code} signal ${run.signal} in ${run.ms} ms\nstdout: ${run.stdout}\nstderr: ${run.stderr}`
+  assert.equal(run.signal, null, context)
+  assert.notEqual(run.code, 0, context)
+  const lines = run.stderr.split('\n').filter((l) => l.trim() !== '')
+  assert.equal(lines.length, 1, `exactly one line on stderr\n${context}`)
+  assert.doesNotMatch(run.stderr, /^\s+at /m, context)
+  assert.match(lines[0] as string, pattern, context)
+  return lines[0] as string
+}
+
+function counts(path: string): Record<string, number> {
+  const db = new Database(path, { readonly: true, fileMustExist: true })
+  try {
+    const n = (table: string) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
+    return { users: n('users'), sessions: n('sessions'), folders: n('folders'), files: n('files') }
+  } finally {
+    db.close()
+  }
+}
+
+/** Another process that opens the file and holds its write lock until told to let go. */
+async function holdWriteLock(path: string): Promise<{ release(): Promise<void>; child: ChildProcess }> {
+  const script = `
+    const Database = require('better-sqlite3')
+    const db = new Database(${JSON.stringify(path)})
+    db.exec('BEGIN IMMEDIATE')
+    db.prepare("INSERT INTO users (id, username, is_suspended, created_at, updated_at) VALUES ('ffffffff-0000-4000-8000-000000000000', 'uncommitted', 0, 0, 0)").run()
+    process.stdout.write('locked\\n')
+    process.stdin.resume()
+    process.stdin.on('end', () => { db.exec('ROLLBACK'); db.close(); process.exit(0) })
+  `
+  const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] })
+  let err = ''
+  child.stderr?.on('data', (d: Buffer) => (err += d.toString()))
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (d: Buffer) => {
+      if (d.toString().includes('locked')) resolve()
+    })
+    child.on('exit', (code) => reject(new Error(`lock holder exited ${code}: ${err}`)))
+  })
+  return {
+    child,
+    release: () =>
+      new Promise<void>((resolve) => {
+        child.on('exit', () => resolve())
+        child.stdin?.end()
+      }),
+  }
+}
+
+describe('SQLite faults through the built CLI', () => {
+  let dir: string
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'fs-sqlite-faults-'))
+  })
+  after(() => {
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('refuses a database path under a regular file: one line, non-zero exit', async () => {
+    const file = join(dir, 'plain-file')
+    writeFileSync(file, 'not a directory\n')
+    const run = await runCommand(['serve', '--db', `sqlite:${join(file, 'sub', 'db.sqlite')}`, '--port', '0'])
+    oneLineError(run, /SQLite|plain-file|ENOTDIR|not a directory|cannot open/i)
+  })
+
+  it('refuses a file that is not a database, and leaves it as it was', async () => {
+    const file = join(dir, 'notes.sqlite')
+    const content = 'these are notes, not a database\n'.repeat(200)
+    writeFileSync(file, content)
+    const run = await runCommand(['serve', '--db', `sqlite:${file}`, '--port', '0'])
+    oneLineError(run, /not a database|SQLite|file/i)
+    assert.equal(readFileSync(file, 'utf8'), content)
+  })
+
+  it('creates a missing database file (and its directories) in a writable place', async () => {
+    const file = join(dir, 'new', 'deeper', 'db.sqlite')
+    const service = await startService(`sqlite:${file}`)
+    try {
+      assert.ok(existsSync(file))
+      assert.equal((await fetch(`${service.base}/healthz`)).status, 200)
+      assert.equal((await fetch(`${service.base}/readyz`)).status, 200)
+      assert.deepEqual(counts(file), { users: 0, sessions: 0, folders: 0, files: 0 })
+    } finally {
+      const status = await service.stop()
+      assert.deepEqual(status, { code: 0, signal: null })
+    }
+  })
+
+  it('fails an import while another process holds the write lock: one line after the busy timeout, nothing written', async () => {
+    const file = join(dir, 'locked.sqlite')
+    const url = `sqlite:${file}`
+    await seed(url, faultData(1, 5))
+    const before = counts(file)
+    const data = faultData(2, 10)
+    const importFile = join(dir, 'import.json')
+    writeFileSync(importFile, JSON.stringify(data.doc))
+
+    const lock = await holdWriteLock(file)
+    let run: CliRun
+    try {
+      run = await runCommand(['import', importFile, '--db', url], { SQLITE_BUSY_TIMEOUT_MS: '300' }, 30_000)
+    } finally {
+      await lock.release()
+    }
+    oneLineError(run, /busy|locked/i)
+    assert.ok(run.ms >= 300, `failed after ${run.ms} ms, before the busy timeout`)
+    assert.ok(run.ms < 15_000, `took ${run.ms} ms`)
+    assert.deepEqual(counts(file), before, 'nothing of the import was written')
+
+    // The same file imports once the lock is gone: it was the lock, not the data.
+    const again = await runCommand(['import', importFile, '--db', url], { SQLITE_BUSY_TIMEOUT_MS: '300' })
+    assert.equal(again.code, 0, again.stderr)
+    assert.equal(counts(file).folders, before.folders! + data.doc.folders.length)
+  })
+})
