@@ -17,6 +17,9 @@ export interface ListenOptions {
   logger?: AppOptions['logger']
 }
 
+/** Levels at which Fastify's own "listening" lines would be written. */
+const VERBOSE_LEVELS = ['trace', 'debug', 'info']
+
 /**
  * Builds the app and listens, without touching signals. The app owns the store: closing the
  * app (see {@link stopServer}) closes it.
@@ -34,12 +37,20 @@ export async function listen(
     throw error
   }
   app.addHook('onClose', () => store.close())
+  // Fastify logs a "listening" line per interface (several for 0.0.0.0); CONTRACT section 8
+  // asks for one line with the address, so its lines are muted and ours is written instead.
+  const level = app.log.level
+  if (VERBOSE_LEVELS.includes(level)) app.log.level = 'warn'
+  let address: string
   try {
-    await app.listen({ host: config.host, port: config.port })
+    address = await app.listen({ host: config.host, port: config.port })
   } catch (error) {
     await app.close()
     throw error
+  } finally {
+    app.log.level = level
   }
+  app.log.info({ host: config.host }, `Server listening at ${address}`)
   return app
 }
 
