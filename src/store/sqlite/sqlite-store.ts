@@ -19,6 +19,8 @@ import { pageWindow } from '../page-window.js'
 type Row = Record<string, unknown>
 
 const FOLDER_COLUMNS = 'id, name, folder_id, created_at, updated_at'
+const PAGE_COLUMNS = 'id, name, created_at, updated_at'
+type PageRow = [id: string, name: string, created_at: number, updated_at: number]
 const ORDER = 'ORDER BY name, created_at, id'
 const ORDER_DESC = 'ORDER BY name DESC, created_at DESC, id DESC'
 const USER_COLUMNS = 'id, username, email, avatar_url, password_hash, is_suspended, created_at, updated_at'
@@ -71,10 +73,14 @@ function prepareHotStatements(db: Database.Database): HotStatements {
       .prepare('SELECT child_count FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0')
       .pluck(),
     rootFolderCount: db.prepare('SELECT root_folder_count FROM users WHERE id = ?').pluck(),
-    pageChildren: db.prepare(`SELECT ${FOLDER_COLUMNS} ${children} ${ORDER} LIMIT ? OFFSET ?`),
-    pageChildrenFromEnd: db.prepare(`SELECT ${FOLDER_COLUMNS} ${children} ${ORDER_DESC} LIMIT ? OFFSET ?`),
-    pageRoot: db.prepare(`SELECT ${FOLDER_COLUMNS} ${root} ${ORDER} LIMIT ? OFFSET ?`),
-    pageRootFromEnd: db.prepare(`SELECT ${FOLDER_COLUMNS} ${root} ${ORDER_DESC} LIMIT ? OFFSET ?`),
+    // Raw rows without folder_id (the same on every row of a page): a third cheaper than
+    // letting the driver build an object per row.
+    pageChildren: db.prepare(`SELECT ${PAGE_COLUMNS} ${children} ${ORDER} LIMIT ? OFFSET ?`).raw(),
+    pageChildrenFromEnd: db
+      .prepare(`SELECT ${PAGE_COLUMNS} ${children} ${ORDER_DESC} LIMIT ? OFFSET ?`)
+      .raw(),
+    pageRoot: db.prepare(`SELECT ${PAGE_COLUMNS} ${root} ${ORDER} LIMIT ? OFFSET ?`).raw(),
+    pageRootFromEnd: db.prepare(`SELECT ${PAGE_COLUMNS} ${root} ${ORDER_DESC} LIMIT ? OFFSET ?`).raw(),
   }
 }
 
@@ -184,12 +190,23 @@ export class SqliteStore implements Store {
         const window = pageWindow(total, page, limit)
         if (window === null) return { folders: [], total }
         const args = parentId === null ? [ownerId] : [ownerId, parentId]
-        if (!window.fromEnd) {
-          const stmt = parentId === null ? q.pageRoot : q.pageChildren
-          return { folders: stmt.all(...args, window.limit, window.offset) as FolderRow[], total }
-        }
-        const stmt = parentId === null ? q.pageRootFromEnd : q.pageChildrenFromEnd
-        return { folders: (stmt.all(...args, window.limit, window.offset) as FolderRow[]).reverse(), total }
+        const stmt = window.fromEnd
+          ? parentId === null
+            ? q.pageRootFromEnd
+            : q.pageChildrenFromEnd
+          : parentId === null
+            ? q.pageRoot
+            : q.pageChildren
+        const rows = stmt.all(...args, window.limit, window.offset) as PageRow[]
+        if (window.fromEnd) rows.reverse()
+        const folders = rows.map(([id, name, created_at, updated_at]): FolderRow => ({
+          id,
+          name,
+          folder_id: parentId,
+          created_at,
+          updated_at,
+        }))
+        return { folders, total }
       })()
     })
   }
