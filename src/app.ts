@@ -5,6 +5,7 @@ import type { Config } from './config.js'
 import type { Store } from './store/store.js'
 import { registerCors } from './http/cors.js'
 import { closeConnectionsWhenDraining } from './http/drain.js'
+import { clientError, frameworkError, missingHost } from './http/early-errors.js'
 import { AppMetrics, metricsPlugin } from './http/metrics.js'
 import { openapiPlugin } from './http/openapi.js'
 import { problemsPlugin } from './http/problems.js'
@@ -66,15 +67,20 @@ export async function buildApp({ store, config, logger }: AppOptions): Promise<F
     // While draining at shutdown, serve requests that still arrive on open connections (with
     // Connection: close) rather than answer a 503 that is not problem+json.
     return503OnClosing: false,
+    // Errors before routing are problem+json too (see http/early-errors.ts); Node's own
+    // Host check is replaced by one that answers in that format.
+    frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
+    http: { requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.server.headersTimeout = Math.min(config.headersTimeoutMs ?? 20_000, config.requestTimeoutMs)
 
   app.decorateRequest('sessionCookie', undefined)
+  addSecurityHeaders(app)
   app.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id)
-    done()
+    done(missingHost(request))
   })
-  addSecurityHeaders(app)
   closeConnectionsWhenDraining(app)
   await registerCors(app, config.corsOrigins ?? [])
 
