@@ -21,6 +21,12 @@ const checkShape = TypeCompiler.Compile(ImportFileSchema)
 
 export const MAX_NAME_LENGTH = 255
 
+/**
+ * A UTF-16 surrogate without its pair is no character at all: each backend would store a
+ * different replacement for it, and the name would not come back as given.
+ */
+const LONE_SURROGATE = /\p{Surrogate}/u
+
 /** Characters as the databases count them (code points): a surrogate pair is one. */
 function codePointLength(text: string): number {
   let count = 0
@@ -40,6 +46,7 @@ export function normaliseName(raw: string): { name: string } | { reason: string 
   const name = raw.trim()
   if (name.length === 0) return { reason: 'name is empty after trimming' }
   if (name.includes('\u0000')) return { reason: 'name contains a NUL character' }
+  if (LONE_SURROGATE.test(name)) return { reason: 'name is not well-formed Unicode (a lone surrogate)' }
   if (name.length > MAX_NAME_LENGTH && codePointLength(name) > MAX_NAME_LENGTH)
     return { reason: `name is longer than ${MAX_NAME_LENGTH} characters` }
   return { name }
@@ -99,6 +106,9 @@ export function validateImport(input: unknown, now: number): ImportData {
     const at = `users[${i}]`
     const id = u.id === undefined ? newId() : normaliseUuid(u.id)
     claimId(userIds, id, at)
+    if (LONE_SURROGATE.test(u.username)) {
+      throw new ImportError(at, 'username: not well-formed Unicode (a lone surrogate)')
+    }
     const other = usernames.get(u.username)
     if (other !== undefined) throw new ImportError(at, `duplicate username ${u.username} (also ${other})`)
     usernames.set(u.username, at)
