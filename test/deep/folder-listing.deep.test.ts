@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { reliabilityBackends } from '../helpers/pg-database.js'
+import { allBackends } from '../helpers/backends.js'
 import { runListingProperty, summary } from '../property/listing-property.js'
 
 /**
@@ -14,7 +14,7 @@ const DATA_SETS = Number(process.env.DEEP_DATA_SETS ?? 400)
 const REQUESTS_PER_SET = 40
 const MIN_CASES = Number(process.env.DEEP_MIN_CASES ?? 10_000)
 
-for (const backend of reliabilityBackends()) {
+for (const backend of allBackends()) {
   describe(
     `${backend.name}: GET /v1/folders agrees with the reference model (deep)`,
     { skip: backend.skip },

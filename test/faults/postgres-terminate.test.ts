@@ -4,7 +4,7 @@ import pg from 'pg'
 import { postgresBackend } from '../helpers/backends.js'
 import { faultData, ownPath, seed, type FaultData } from '../helpers/fault-data.js'
 import { Load, sleep, tally, type Outcome } from '../helpers/load.js'
-import { createThrowawayDatabase } from '../helpers/pg-database.js'
+import { createEmptyDatabase } from '../helpers/postgres.js'
 import { startService, type Service } from '../helpers/service-process.js'
 
 /**
@@ -29,7 +29,7 @@ describe('PostgreSQL backends terminated under load', { skip: postgresBackend.sk
   let data: FaultData
 
   before(async () => {
-    database = await createThrowawayDatabase(process.env.TEST_DATABASE_URL ?? '')
+    database = await createEmptyDatabase(process.env.TEST_DATABASE_URL ?? '')
     data = faultData(3, 30)
     await seed(database.url, data)
     service = await startService(database.url, { DB_POOL_SIZE: '4', DB_CONNECT_TIMEOUT_MS: '2000' })

@@ -6,7 +6,7 @@ import { StoreUnavailableError } from '../../src/store/store.js'
 import { postgresBackend } from '../helpers/backends.js'
 import { faultData, ownPath, seed, type FaultData } from '../helpers/fault-data.js'
 import { Load, sleep, tally, type Outcome } from '../helpers/load.js'
-import { createThrowawayDatabase } from '../helpers/pg-database.js'
+import { createEmptyDatabase } from '../helpers/postgres.js'
 import { runCommand, startService, type Service } from '../helpers/service-process.js'
 
 /**
@@ -165,7 +165,7 @@ describe('PostgreSQL going silent under load (through a TCP proxy)', { skip: pos
   let data: FaultData
 
   before(async () => {
-    database = await createThrowawayDatabase(process.env.TEST_DATABASE_URL ?? '')
+    database = await createEmptyDatabase(process.env.TEST_DATABASE_URL ?? '')
     data = faultData(2, 20)
     await seed(database.url, data)
     const real = new URL(database.url)

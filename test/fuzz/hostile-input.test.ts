@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import fc from 'fast-check'
-import { reliabilityBackends } from '../helpers/pg-database.js'
+import { allBackends } from '../helpers/backends.js'
 import {
   HOSTILE_PATHS,
   HOSTILE_QUERIES,
@@ -37,7 +37,7 @@ const ANSWER_WITHIN_MS = 10_000
 /** fast-check runs of the random combination test; FUZZ_RUNS raises it for a longer session. */
 const RANDOM_RUNS = Number(process.env.FUZZ_RUNS ?? 150)
 
-for (const backend of reliabilityBackends()) {
+for (const backend of allBackends()) {
   describe(`${backend.name}: hostile input over HTTP`, { skip: backend.skip }, () => {
     let t: FuzzTarget
     let params: DocumentedParameters

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { openStore } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
@@ -36,7 +37,9 @@ export async function withAdminClient<T>(url: string, work: (client: pg.Client) 
 
 /**
  * Creates an empty database (no schema) with the role of `url`; `drop` removes it, even
- * while a process a test started still holds a connection to it.
+ * while a process a test started still holds a connection to it. A non-superuser's
+ * DROP DATABASE ... WITH (FORCE) fails with 42501 while an autovacuum worker is in the
+ * database (common after heavy writes), so the drop is retried for a few seconds.
  */
 export async function createEmptyDatabase(url: string): Promise<{ url: string; drop(): Promise<void> }> {
   if (url === '') throw new Error('a PostgreSQL URL is needed (TEST_DATABASE_URL)')
@@ -50,14 +53,23 @@ export async function createEmptyDatabase(url: string): Promise<{ url: string; d
       await client.query(`CREATE DATABASE ${quoted} TEMPLATE template0 ENCODING 'UTF8'`)
     }
   })
-  let dropped = false
+  let dropped: Promise<void> | undefined
+  const dropOnce = async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await withAdminClient(url, (client) => client.query(`DROP DATABASE IF EXISTS ${quoted} WITH (FORCE)`))
+        return
+      } catch (error) {
+        const code = (error as { code?: string }).code
+        // 42501: an autovacuum worker; 55006: a connection that had not yet gone.
+        if (attempt >= 20 || (code !== '42501' && code !== '55006')) throw error
+        await sleep(250)
+      }
+    }
+  }
   return {
     url: withDatabase(url, name),
-    async drop() {
-      if (dropped) return
-      dropped = true
-      await withAdminClient(url, (client) => client.query(`DROP DATABASE IF EXISTS ${quoted} WITH (FORCE)`))
-    },
+    drop: () => (dropped ??= dropOnce()),
   }
 }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { reliabilityBackends } from '../helpers/pg-database.js'
+import { allBackends } from '../helpers/backends.js'
 import { runListingProperty, summary } from './listing-property.js'
 
 /**
@@ -12,7 +12,7 @@ import { runListingProperty, summary } from './listing-property.js'
 const QUICK_RUNS = 30
 const REQUESTS_PER_CASE = 30
 
-for (const backend of reliabilityBackends()) {
+for (const backend of allBackends()) {
   describe(`${backend.name}: GET /v1/folders agrees with the reference model`, { skip: backend.skip }, () => {
     it(`on ${QUICK_RUNS} random data sets and up to ${REQUESTS_PER_CASE} random requests each`, async (t) => {
       const stats = await runListingProperty(backend, { numRuns: QUICK_RUNS, maxRequests: REQUESTS_PER_CASE })

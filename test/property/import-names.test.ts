@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test'
 import fc from 'fast-check'
 import { validateImport } from '../../src/import/validate-import.js'
 import { ImportError, type Store } from '../../src/store/store.js'
-import { reliabilityBackends } from '../helpers/pg-database.js'
+import { allBackends } from '../helpers/backends.js'
 
 /**
  * Names round-trip: whatever name a data file gives a folder (CONTRACT 9; JSON may spell any
@@ -28,7 +28,7 @@ const nameArb = fc
   })
   .filter((s) => s.trim() !== '' && !s.includes('\u0000'))
 
-for (const backend of reliabilityBackends()) {
+for (const backend of allBackends()) {
   describe(`${backend.name}: folder names from a data file round-trip`, { skip: backend.skip }, () => {
     let store: Store
     let cleanup: () => Promise<void>

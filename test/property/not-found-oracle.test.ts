@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import fc from 'fast-check'
 import type { LightMyRequestResponse } from 'fastify'
-import { reliabilityBackends } from '../helpers/pg-database.js'
+import { allBackends } from '../helpers/backends.js'
 import { openFuzzTarget, type FuzzTarget } from '../helpers/hostile.js'
 
 /**
@@ -37,7 +37,7 @@ function comparable(res: LightMyRequestResponse): {
   }
 }
 
-for (const backend of reliabilityBackends()) {
+for (const backend of allBackends()) {
   describe(
     `${backend.name}: one 404 for foreign, deleted and missing folders`,
     { skip: backend.skip },
