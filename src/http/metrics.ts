@@ -52,7 +52,10 @@ export class AppMetrics {
     registers: [this.registry],
   })
 
-  constructor(private readonly includeProcessMetrics = true) {}
+  constructor(private readonly includeProcessMetrics = true) {
+    // Started with the first app rather than at the first scrape, so lag and GC are observed from the start.
+    if (includeProcessMetrics) processMetrics()
+  }
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
     const labels = { method, route, status: String(status) }
