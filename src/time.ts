@@ -44,22 +44,45 @@ export function parseTimestamp(text: string): number | null {
 }
 
 const DAY_MS = 86_400_000
-let cachedDay = NaN
-let cachedDayPrefix = ''
 
 const pad2 = (n: number) => (n < 10 ? '0' : '') + String(n)
 const pad3 = (n: number) => (n < 10 ? '00' : n < 100 ? '0' : '') + String(n)
+const pad4 = (n: number) => (n < 10 ? '000' : n < 100 ? '00' : n < 1000 ? '0' : '') + String(n)
+
+/** `YYYY-MM-DDT` of a day counted from 1970-01-01 (H. Hinnant's civil_from_days). */
+function datePrefix(days: number): string {
+  const z = days + 719_468
+  const era = Math.floor(z / 146_097)
+  const dayOfEra = z - era * 146_097
+  const yearOfEra = Math.floor(
+    (dayOfEra -
+      Math.floor(dayOfEra / 1460) +
+      Math.floor(dayOfEra / 36_524) -
+      Math.floor(dayOfEra / 146_096)) /
+      365,
+  )
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100))
+  const shiftedMonth = Math.floor((5 * dayOfYear + 2) / 153)
+  const day = dayOfYear - Math.floor((153 * shiftedMonth + 2) / 5) + 1
+  const month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+  return `${pad4(year)}-${pad2(month)}-${pad2(day)}T`
+}
+
+let cachedDay = NaN
+let cachedDayPrefix = ''
 
 /**
- * Exactly `new Date(ms).toISOString()`, for the four-digit years the service stores, about
- * eight times faster: a page of 50 folders formats 100 timestamps, most from the same day,
- * so the date part is kept from the previous call and only the time of day is computed.
+ * Exactly `new Date(ms).toISOString()` for the four-digit years the service stores, in
+ * plain arithmetic: a page of 50 folders formats 100 timestamps, and a Date per timestamp
+ * was a tenth of the request's CPU. The date part of the previous call is kept, since
+ * folders of one page are often from the same day.
  */
 export function formatTimestamp(ms: number): string {
   const day = Math.floor(ms / DAY_MS)
   if (day !== cachedDay) {
     cachedDay = day
-    cachedDayPrefix = new Date(day * DAY_MS).toISOString().slice(0, 11)
+    cachedDayPrefix = datePrefix(day)
   }
   let rest = ms - day * DAY_MS
   const hours = Math.floor(rest / 3_600_000)
