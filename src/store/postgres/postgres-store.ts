@@ -148,6 +148,9 @@ const SESSION_USER: QueryConfig = {
           WHERE s.id = $1 AND (s.expires_at IS NULL OR s.expires_at > $2::timestamptz)`,
 }
 
+/** Imports at least this large refresh the planner statistics at once. */
+const ANALYZE_AFTER_ROWS = 1000
+
 const READ = { retry: true }
 const WRITE = { retry: false }
 
@@ -187,8 +190,17 @@ export class PostgresStore implements Store {
     return { folders, total: Number(first.total) }
   }
 
-  importData(data: ImportData): Promise<ImportCounts> {
-    return this.db.transaction((client) => importRecords(client, data))
+  async importData(data: ImportData): Promise<ImportCounts> {
+    const counts = await this.db.transaction((client) => importRecords(client, data))
+    if (data.folders.length + data.users.length >= ANALYZE_AFTER_ROWS) {
+      // Bulk-loaded rows have no planner statistics until autovacuum comes by (up to a
+      // minute): meanwhile the listing of a large folder falls back to a bitmap scan and a
+      // sort of every child (70 ms instead of 0.7 for 100,000 children). ANALYZE samples a
+      // bounded number of rows, so it stays fast on any table size. The import has already
+      // committed: a failure here only leaves the statistics to autovacuum.
+      await this.db.query({ text: 'ANALYZE users, folders' }, WRITE).catch(() => undefined)
+    }
+    return counts
   }
 
   async findUser(idOrUsername: string): Promise<UserRecord | null> {
