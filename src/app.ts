@@ -16,6 +16,7 @@ import { addSecurityHeaders } from './http/security-headers.js'
 import { docsRoutes } from './routes/docs.js'
 import { foldersRoutes } from './routes/folders.js'
 import { healthRoutes } from './routes/health.js'
+import { ListingCache } from './http/listing-cache.js'
 
 /**
  * The whole HTTP application, built without listening (DESIGN habit 1): server.ts gives it
@@ -28,7 +29,9 @@ import { healthRoutes } from './routes/health.js'
  * validated Config.
  */
 export type AppConfig = Pick<Config, 'logLevel' | 'keepAliveTimeoutMs' | 'requestTimeoutMs'> &
-  Partial<Pick<Config, 'headersTimeoutMs' | 'rateLimitPerMinute' | 'corsOrigins' | 'trustProxy'>>
+  Partial<
+    Pick<Config, 'headersTimeoutMs' | 'rateLimitPerMinute' | 'corsOrigins' | 'trustProxy' | 'listingCacheMb'>
+  >
 
 export interface AppOptions {
   store: Store
@@ -101,7 +104,8 @@ export async function buildApp({ store, config, logger }: AppOptions): Promise<F
   const rateLimitPerMinute = config.rateLimitPerMinute ?? 0
   await app.register(async (api) => {
     if (rateLimitPerMinute > 0) await registerRateLimit(api, rateLimitPerMinute)
-    await api.register(foldersRoutes, { store: timedStore })
+    const cache = new ListingCache((config.listingCacheMb ?? 0) * 1024 * 1024)
+    await api.register(foldersRoutes, { store: timedStore, cache })
   })
   return app
 }

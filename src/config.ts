@@ -46,6 +46,8 @@ export interface Config {
   headersTimeoutMs: number
   /** longest graceful shutdown may take before the process exits anyway */
   shutdownTimeoutMs: number
+  /** memory for finished listing responses reused while the database is unchanged; 0: off */
+  listingCacheMb: number
 }
 
 export type Env = Record<string, string | undefined>
@@ -177,5 +179,6 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Rea
     requestTimeoutMs,
     headersTimeoutMs,
     shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, 10_000, 1, 600_000),
+    listingCacheMb: integer('LISTING_CACHE_MB', env.LISTING_CACHE_MB, 32, 0, 65_536),
   })
 }

@@ -42,7 +42,9 @@ export function conditionalGet(
     done(null, payload)
     return
   }
-  const etag = strongEtag(payload)
+  // A handler that already knows the body's ETag (a cached listing) has set it.
+  const preset = reply.getHeader('etag')
+  const etag = typeof preset === 'string' ? preset : strongEtag(payload)
   reply.header('etag', etag)
   if (ifNoneMatchMatches(request.headers['if-none-match'], etag)) {
     reply.code(304)

@@ -6,7 +6,9 @@ import { FolderList, type FolderListBody } from '../schemas/folder.js'
 import { Problem } from '../schemas/problem.js'
 import { DEFAULT_LIMIT, ListFoldersQuery, MAX_LIMIT } from '../schemas/list-folders-query.js'
 import { authenticate } from '../http/auth.js'
-import { conditionalGet } from '../http/conditional-get.js'
+import { conditionalGet, strongEtag } from '../http/conditional-get.js'
+import type { CachedListing, ListingCache } from '../http/listing-cache.js'
+import type { FastifyReply } from 'fastify'
 import { paginationLinks } from '../http/pagination-links.js'
 import { problems } from '../http/problems.js'
 
@@ -14,6 +16,8 @@ import { problems } from '../http/problems.js'
 
 export interface FoldersRouteOptions {
   store: Store
+  /** finished responses reused while the database is unchanged (see http/listing-cache.ts) */
+  cache: ListingCache
 }
 
 const LIST_PATH = '/v1/folders'
@@ -39,6 +43,14 @@ export const listFoldersSchema = {
   },
 }
 
+function sendListing(reply: FastifyReply, listing: CachedListing): FastifyReply {
+  return reply
+    .header('link', listing.link)
+    .header('etag', listing.etag)
+    .type(JSON_CONTENT_TYPE)
+    .send(listing.body)
+}
+
 function toFolderBody(row: FolderRow, owner: OwnerInfo) {
   return {
     id: row.id,
@@ -50,30 +62,52 @@ function toFolderBody(row: FolderRow, owner: OwnerInfo) {
   }
 }
 
-export const foldersRoutes: FastifyPluginCallbackTypebox<FoldersRouteOptions> = (app, { store }, done) => {
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
+
+export const foldersRoutes: FastifyPluginCallbackTypebox<FoldersRouteOptions> = (
+  app,
+  { store, cache },
+  done,
+) => {
   app.decorateRequest('sessionUser', null as never)
   app.addHook('onSend', conditionalGet)
 
   app.get(
     LIST_PATH,
     { schema: listFoldersSchema, onRequest: authenticate(store) },
-    async (request, reply): Promise<FolderListBody> => {
+    async (request, reply) => {
       const { folder_id, page: pageText, limit: limitText } = request.query
       const page = pageText === undefined ? 1 : Number(pageText)
       const limit = limitText === undefined ? DEFAULT_LIMIT : Math.min(Number(limitText), MAX_LIMIT)
       const parentId = folder_id === undefined ? null : normaliseUuid(folder_id)
       const user = request.sessionUser
+      // Read before the data, so a cached response is never older than this version.
+      const version = cache.enabled ? store.dataVersion?.() : undefined
+      const key = `${user.id} ${parentId ?? ''} ${page} ${limit}`
+      const cached = version === undefined ? undefined : cache.get(version, key)
+      if (cached !== undefined) return sendListing(reply, cached)
+
       const result = await store.listFolders({ ownerId: user.id, parentId, page, limit })
       if (result === null) throw problems.folderNotFound()
-      reply.header('link', paginationLinks(LIST_PATH, parentId, page, limit, result.total))
       // Every listed folder belongs to the session's user (spec rule 2), so one owner object serves all.
       const owner: OwnerInfo = { id: user.id, username: user.username, avatar_url: user.avatar_url }
-      return {
+      const listing: FolderListBody = {
         folders: result.folders.map((row) => toFolderBody(row, owner)),
         total: result.total,
         page,
         limit,
       }
+      // Serialised here through the 200 schema (as Fastify would), so the bytes can be kept.
+      const serialized = reply.serialize(listing)
+      // The schema serialiser returns a string; the type also admits custom serialisers' buffers.
+      const body = typeof serialized === 'string' ? serialized : new TextDecoder().decode(serialized)
+      const entry = {
+        body,
+        etag: strongEtag(body),
+        link: paginationLinks(LIST_PATH, parentId, page, limit, result.total),
+      }
+      if (version !== undefined) cache.set(version, key, entry)
+      return sendListing(reply, entry)
     },
   )
 

@@ -41,6 +41,11 @@ export class InstrumentedStore implements Store {
     }
   }
 
+  /** Not timed: a synchronous read of a counter, asked on every cached request. */
+  dataVersion(): string | undefined {
+    return this.inner.dataVersion?.()
+  }
+
   migrate(): Promise<void> {
     return this.timed('migrate', () => this.inner.migrate())
   }

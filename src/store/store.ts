@@ -148,6 +148,13 @@ export interface Store {
   /** How many users exist (start-up hint for an empty database). */
   countUsers(): Promise<number>
 
+  /**
+   * A value that changes whenever anything is committed to the database, by this store or
+   * by any other connection or process; undefined when the backend cannot tell cheaply.
+   * Answers derived from the database may be reused while it is unchanged.
+   */
+  dataVersion?(): string | undefined
+
   /** Resolves when the database answers a trivial query; throws StoreUnavailableError otherwise. */
   ping(): Promise<void>
   /** Releases connections; safe to call more than once. */

@@ -24,11 +24,16 @@ interface Fault {
   sync?: boolean
 }
 
-/** A store that forwards to `store` except for the method named by the current fault. */
+/**
+ * A store that forwards to `store` except for the method named by the current fault. While
+ * a fault is active it cannot vouch for its data version either (a database that fails a
+ * query cannot answer the version query), so no cached listing hides the fault.
+ */
 function faulty(store: Store, current: () => Fault | null): Store {
   return new Proxy(store, {
     get(target, prop, receiver) {
       const fault = current()
+      if (fault !== null && prop === 'dataVersion') return () => undefined
       if (fault !== null && prop === fault.method) {
         return () => {
           if (fault.sync === true) throw fault.fail()

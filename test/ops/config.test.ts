@@ -25,6 +25,7 @@ describe('configuration', () => {
       requestTimeoutMs: 30_000,
       headersTimeoutMs: 20_000,
       shutdownTimeoutMs: 10_000,
+      listingCacheMb: 32,
     })
     assert.ok(Object.isFrozen(config))
     assert.ok(Object.isFrozen(config.corsOrigins))
@@ -47,6 +48,7 @@ describe('configuration', () => {
       REQUEST_TIMEOUT_MS: '10000',
       HEADERS_TIMEOUT_MS: '5000',
       SHUTDOWN_TIMEOUT_MS: '3000',
+      LISTING_CACHE_MB: '0',
     }
     assert.deepEqual(loadConfig(env), {
       databaseUrl: 'sqlite:/tmp/x.db',
@@ -64,6 +66,7 @@ describe('configuration', () => {
       requestTimeoutMs: 10_000,
       headersTimeoutMs: 5000,
       shutdownTimeoutMs: 3000,
+      listingCacheMb: 0,
     })
     const flagged = loadConfig(env, { db: 'sqlite:/tmp/y.db', host: '::1', port: '0', logLevel: 'warn' })
     assert.equal(flagged.databaseUrl, 'sqlite:/tmp/y.db')
@@ -94,6 +97,7 @@ describe('configuration', () => {
     [{ KEEP_ALIVE_TIMEOUT_MS: 'soon' }, 'KEEP_ALIVE_TIMEOUT_MS'],
     [{ HEADERS_TIMEOUT_MS: '40000' }, 'HEADERS_TIMEOUT_MS'],
     [{ SHUTDOWN_TIMEOUT_MS: '0' }, 'SHUTDOWN_TIMEOUT_MS'],
+    [{ LISTING_CACHE_MB: 'lots' }, 'LISTING_CACHE_MB'],
   ]
 
   it('refuses a bad value with an error naming the setting', () => {

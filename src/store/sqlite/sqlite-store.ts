@@ -57,6 +57,7 @@ interface HotStatements {
   pageChildrenFromEnd: Database.Statement
   pageRoot: Database.Statement
   pageRootFromEnd: Database.Statement
+  dataVersion: Database.Statement
 }
 
 function prepareHotStatements(db: Database.Database): HotStatements {
@@ -73,6 +74,8 @@ function prepareHotStatements(db: Database.Database): HotStatements {
       .prepare('SELECT child_count FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0')
       .pluck(),
     rootFolderCount: db.prepare('SELECT root_folder_count FROM users WHERE id = ?').pluck(),
+    // data_version moves when another connection commits; total_changes() when this one does.
+    dataVersion: db.prepare('SELECT (SELECT data_version FROM pragma_data_version()), total_changes()').raw(),
     // Raw rows without folder_id (the same on every row of a page): a third cheaper than
     // letting the driver build an object per row.
     pageChildren: db.prepare(`SELECT ${PAGE_COLUMNS} ${children} ${ORDER} LIMIT ? OFFSET ?`).raw(),
@@ -363,6 +366,16 @@ export class SqliteStore implements Store {
 
   countUsers(): Promise<number> {
     return this.run(() => this.db.prepare('SELECT count(*) FROM users').pluck().get() as number)
+  }
+
+  dataVersion(): string | undefined {
+    try {
+      const [other, own] = this.q.dataVersion.get() as [number, number]
+      return `${other}:${own}`
+    } catch {
+      // Unknown is always safe: the caller then reads the database.
+      return undefined
+    }
   }
 
   ping(): Promise<void> {
