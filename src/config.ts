@@ -179,6 +179,6 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Rea
     requestTimeoutMs,
     headersTimeoutMs,
     shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, 10_000, 1, 600_000),
-    listingCacheMb: integer('LISTING_CACHE_MB', env.LISTING_CACHE_MB, 32, 0, 65_536),
+    listingCacheMb: integer('LISTING_CACHE_MB', env.LISTING_CACHE_MB, 64, 0, 65_536),
   })
 }

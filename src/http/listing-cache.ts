@@ -16,12 +16,19 @@ export interface CachedListing {
   link: string
 }
 
+function sizeOf(key: string, entry: CachedListing): number {
+  return key.length + entry.body.length + entry.etag.length + entry.link.length
+}
+
 export class ListingCache {
   private version: string | undefined
   private readonly entries = new Map<string, CachedListing>()
   private bytes = 0
 
-  /** @param maxBytes bound on the cached bodies (UTF-16 code units x 2); 0 disables. */
+  /**
+   * @param maxBytes bound on the cached strings, counted one byte per character (V8 keeps
+   * Latin-1 strings, which most listings are, at one byte a character); 0 disables.
+   */
   constructor(private readonly maxBytes: number) {}
 
   get enabled(): boolean {
@@ -48,7 +55,7 @@ export class ListingCache {
   /** Keeps an entry made from data read at `version` (read before the data). */
   set(version: string, key: string, entry: CachedListing): void {
     if (version !== this.version) return
-    const size = (entry.body.length + entry.link.length + key.length) * 2
+    const size = sizeOf(key, entry)
     if (size > this.maxBytes) return
     const previous = this.entries.get(key)
     if (previous !== undefined) this.forget(key, previous)
@@ -62,6 +69,6 @@ export class ListingCache {
 
   private forget(key: string, entry: CachedListing): void {
     this.entries.delete(key)
-    this.bytes -= (entry.body.length + entry.link.length + key.length) * 2
+    this.bytes -= sizeOf(key, entry)
   }
 }

@@ -120,8 +120,8 @@ describe('ListingCache', () => {
   })
 
   it('stays within its byte budget, evicting the least recently used entry', () => {
-    // Each entry: (10 body + 0 link + 1 key) x 2 bytes = 22; the budget holds two.
-    const cache = new ListingCache(50)
+    // Each entry: 1 key + 10 body + 3 etag + 0 link = 14 bytes; the budget holds two.
+    const cache = new ListingCache(30)
     cache.get('v', 'x')
     cache.set('v', 'a', entry('a'.repeat(10)))
     cache.set('v', 'b', entry('b'.repeat(10)))

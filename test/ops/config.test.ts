@@ -25,7 +25,7 @@ describe('configuration', () => {
       requestTimeoutMs: 30_000,
       headersTimeoutMs: 20_000,
       shutdownTimeoutMs: 10_000,
-      listingCacheMb: 32,
+      listingCacheMb: 64,
     })
     assert.ok(Object.isFrozen(config))
     assert.ok(Object.isFrozen(config.corsOrigins))
