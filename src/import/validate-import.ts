@@ -97,6 +97,32 @@ function claimId(seen: Map<string, string>, id: string, at: string): void {
   seen.set(id, at)
 }
 
+/** What folders and files share: an id, a trimmed name, a place in the tree, an owner. */
+interface PlacedInput {
+  id?: string | undefined
+  name: string
+  folder_id?: string | null | undefined
+  owner_id: string
+  is_deleted?: boolean | undefined
+  created_at?: string | undefined
+  updated_at?: string | undefined
+}
+
+function placedRecord(input: PlacedInput, at: string, ids: Map<string, string>, now: number): FolderRecord {
+  const id = input.id === undefined ? newId() : normaliseUuid(input.id)
+  claimId(ids, id, at)
+  const created_at = timestamp(input.created_at, now, at, 'created_at')
+  return {
+    id,
+    name: storedName(input.name, at),
+    folder_id: input.folder_id == null ? null : normaliseUuid(input.folder_id),
+    owner_id: normaliseUuid(input.owner_id),
+    is_deleted: input.is_deleted ?? false,
+    created_at,
+    updated_at: timestamp(input.updated_at, created_at, at, 'updated_at'),
+  }
+}
+
 export function validateImport(input: unknown, now: number): ImportData {
   const file = checkedShape(input)
 
@@ -147,42 +173,13 @@ export function validateImport(input: unknown, now: number): ImportData {
   const folderIds = new Map<string, string>()
   const folders: ImportEntry<FolderRecord>[] = (file.folders ?? []).map((f, i) => {
     const at = `folders[${i}]`
-    const id = f.id === undefined ? newId() : normaliseUuid(f.id)
-    claimId(folderIds, id, at)
-    const created_at = timestamp(f.created_at, now, at, 'created_at')
-    return {
-      at,
-      row: {
-        id,
-        name: storedName(f.name, at),
-        folder_id: f.folder_id == null ? null : normaliseUuid(f.folder_id),
-        owner_id: normaliseUuid(f.owner_id),
-        is_deleted: f.is_deleted ?? false,
-        created_at,
-        updated_at: timestamp(f.updated_at, created_at, at, 'updated_at'),
-      },
-    }
+    return { at, row: placedRecord(f, at, folderIds, now) }
   })
 
   const fileIds = new Map<string, string>()
   const files: ImportEntry<FileRecord>[] = (file.files ?? []).map((f, i) => {
     const at = `files[${i}]`
-    const id = f.id === undefined ? newId() : normaliseUuid(f.id)
-    claimId(fileIds, id, at)
-    const created_at = timestamp(f.created_at, now, at, 'created_at')
-    return {
-      at,
-      row: {
-        id,
-        name: storedName(f.name, at),
-        folder_id: f.folder_id == null ? null : normaliseUuid(f.folder_id),
-        owner_id: normaliseUuid(f.owner_id),
-        size: f.size ?? 0,
-        is_deleted: f.is_deleted ?? false,
-        created_at,
-        updated_at: timestamp(f.updated_at, created_at, at, 'updated_at'),
-      },
-    }
+    return { at, row: { ...placedRecord(f, at, fileIds, now), size: f.size ?? 0 } }
   })
 
   const byId = new Map(folders.map((entry) => [entry.row.id, entry]))
