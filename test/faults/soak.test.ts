@@ -16,76 +16,23 @@ const MB = 1024 * 1024
 const series = (rss: (i: number) => number, n = 30): Sample[] =>
   Array.from({ length: n }, (_, i) => ({ atSeconds: i, rss: rss(i) }))
 
+/** The soak's own thresholds: 5 warm-up samples, +50 MB or +30 % allowed. */
+const verdict = (samples: Sample[]) => memoryVerdict(samples, 5, 50, 30)
+
 describe('soak', () => {
   it('judges memory by medians of thirds after the warm-up, with the documented slack', () => {
     // Flat, and noisy around a flat line: steady.
-    assert.equal(
-      memoryVerdict(
-        series(() => 100 * MB),
-        5,
-        50,
-        30,
-      )?.growing,
-      false,
-    )
-    assert.equal(
-      memoryVerdict(
-        series((i) => 100 * MB + (i % 2) * 40 * MB),
-        5,
-        50,
-        30,
-      )?.growing,
-      false,
-    )
+    assert.equal(verdict(series(() => 100 * MB))?.growing, false)
+    assert.equal(verdict(series((i) => 100 * MB + (i % 2) * 40 * MB))?.growing, false)
     // A warm-up climb is not counted.
-    assert.equal(
-      memoryVerdict(
-        series((i) => (i < 5 ? 20 * i : 100) * MB),
-        5,
-        50,
-        30,
-      )?.growing,
-      false,
-    )
+    assert.equal(verdict(series((i) => (i < 5 ? 20 * i : 100) * MB))?.growing, false)
     // A steady climb of 4 MB a sample (~100 MB over the run): growing.
-    assert.equal(
-      memoryVerdict(
-        series((i) => (100 + 4 * i) * MB),
-        5,
-        50,
-        30,
-      )?.growing,
-      true,
-    )
+    assert.equal(verdict(series((i) => (100 + 4 * i) * MB))?.growing, true)
     // +40 MB on 100 MB is over 30 % but under 50 MB: allowed; +60 MB is over both.
-    assert.equal(
-      memoryVerdict(
-        series((i) => (i < 17 ? 100 : 140) * MB),
-        5,
-        50,
-        30,
-      )?.growing,
-      false,
-    )
-    assert.equal(
-      memoryVerdict(
-        series((i) => (i < 17 ? 100 : 160) * MB),
-        5,
-        50,
-        30,
-      )?.growing,
-      true,
-    )
+    assert.equal(verdict(series((i) => (i < 17 ? 100 : 140) * MB))?.growing, false)
+    assert.equal(verdict(series((i) => (i < 17 ? 100 : 160) * MB))?.growing, true)
     // Too few samples to judge.
-    assert.equal(
-      memoryVerdict(
-        series(() => MB, 8),
-        5,
-        50,
-        30,
-      ),
-      null,
-    )
+    assert.equal(verdict(series(() => MB, 8)), null)
   })
 
   it(`runs ${SECONDS} s of mixed load with no unexpected answer and steady memory (npm run soak)`, async (t) => {
