@@ -1,7 +1,3 @@
-import { execFileSync } from 'node:child_process'
-import { existsSync, readdirSync, statSync } from 'node:fs'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import { buildApp, type AppConfig } from '../../src/app.js'
 import { validateImport } from '../../src/import/validate-import.js'
@@ -112,26 +108,5 @@ export function failingStore(inner: Store, working: (keyof Store)[] = []): Store
   })
 }
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-export const CLI_MAIN = join(ROOT, 'dist', 'cli', 'main.js')
-
-function newestMtime(dir: string): number {
-  let newest = 0
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs)
-  }
-  return newest
-}
-
-/** Compiles src/ to dist/ when dist/cli/main.js is missing or older than a source file. */
-export function ensureBuilt(): void {
-  if (existsSync(CLI_MAIN) && statSync(CLI_MAIN).mtimeMs >= newestMtime(join(ROOT, 'src'))) return
-  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
-  try {
-    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' })
-  } catch (error) {
-    // tsc still emits when a file it compiles has a type error; only a missing CLI is fatal.
-    if (!existsSync(CLI_MAIN)) throw error
-  }
-}
+// The built CLI, shared with the fault suites (built by `npm test`'s pretest, or when missing).
+export { CLI_MAIN, ensureBuilt } from '../helpers/service-process.js'
