@@ -83,7 +83,9 @@ export const foldersRoutes: FastifyPluginCallbackTypebox<FoldersRouteOptions> = 
       const user = request.sessionUser
       // Read before the data, so a cached response is never older than this version.
       const version = cache.enabled ? store.dataVersion?.() : undefined
-      const key = `${user.id} ${parentId ?? ''} ${page} ${limit}`
+      // The owner fields come from this request's own session lookup (made before the version
+      // was read), so they are part of the key: a body is reused only with the same owner.
+      const key = `${user.id} ${parentId ?? ''} ${page} ${limit} ${user.username} ${user.avatar_url ?? ''}`
       const cached = version === undefined ? undefined : cache.get(version, key)
       if (cached !== undefined) return sendListing(reply, cached)
 
