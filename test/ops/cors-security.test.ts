@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { loadConfig } from '../../src/config.js'
-import { ALICE_SESSION, appOver, cookie, openSeeded, type Seeded } from './support.js'
+import { ALICE_SESSION, appOver, cookie, openSeeded, type Seeded, useSeededApp } from './support.js'
 
 /** CORS (off by default, CORS_ORIGINS allow-list with credentials) and security headers. */
 
@@ -128,27 +128,18 @@ describe('CORS', () => {
 })
 
 describe('security headers', () => {
-  let seeded: Seeded
-  let app: FastifyInstance
-  before(async () => {
-    seeded = await openSeeded()
-    app = await appOver(seeded.store)
-  })
-  after(async () => {
-    await app.close()
-    await seeded.cleanup()
-  })
+  const ctx = useSeededApp()
 
   it('sends nosniff, no-framing, no-referrer and a deny-all CSP on every API response, errors included', async () => {
     const responses = [
-      await app.inject({ url: '/v1/folders', headers: cookie(ALICE_SESSION) }),
-      await app.inject({ url: '/v1/folders' }),
-      await app.inject({ url: '/v1/folders?page=x', headers: cookie(ALICE_SESSION) }),
-      await app.inject({ method: 'POST', url: '/v1/folders' }),
-      await app.inject({ url: '/nowhere' }),
-      await app.inject({ url: '/healthz' }),
-      await app.inject({ url: '/metrics' }),
-      await app.inject({ url: '/v1/openapi.json' }),
+      await ctx.app.inject({ url: '/v1/folders', headers: cookie(ALICE_SESSION) }),
+      await ctx.app.inject({ url: '/v1/folders' }),
+      await ctx.app.inject({ url: '/v1/folders?page=x', headers: cookie(ALICE_SESSION) }),
+      await ctx.app.inject({ method: 'POST', url: '/v1/folders' }),
+      await ctx.app.inject({ url: '/nowhere' }),
+      await ctx.app.inject({ url: '/healthz' }),
+      await ctx.app.inject({ url: '/metrics' }),
+      await ctx.app.inject({ url: '/v1/openapi.json' }),
     ]
     assert.deepEqual(
       responses.map((r) => r.statusCode),

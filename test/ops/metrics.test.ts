@@ -1,8 +1,16 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import type { FastifyInstance } from 'fastify'
 import { StoreUnavailableError, type Store } from '../../src/store/store.js'
-import { ALICE_SESSION, PROJECTS, appOver, cookie, failingStore, openSeeded, type Seeded } from './support.js'
+import {
+  ALICE_SESSION,
+  PROJECTS,
+  appOver,
+  cookie,
+  failingStore,
+  openSeeded,
+  type Seeded,
+  useSeededApp,
+} from './support.js'
 
 /** /metrics (Prometheus text), /healthz and /readyz. */
 
@@ -18,18 +26,9 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 }
 
 describe('/metrics', () => {
-  let seeded: Seeded
-  let app: FastifyInstance
-  before(async () => {
-    seeded = await openSeeded()
-    app = await appOver(seeded.store)
-  })
-  after(async () => {
-    await app.close()
-    await seeded.cleanup()
-  })
+  const ctx = useSeededApp()
 
-  const scrape = async (target = app) => {
+  const scrape = async (target = ctx.app) => {
     const res = await target.inject('/metrics')
     assert.equal(res.statusCode, 200)
     assert.equal(res.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8')
@@ -41,11 +40,11 @@ describe('/metrics', () => {
     const routeLabels = { method: 'GET', route: '/v1/folders', status: '200' }
     const start = sample(before, 'http_requests_total', routeLabels) ?? 0
     for (const query of ['', `?folder_id=${PROJECTS}`, '?page=2&limit=3']) {
-      const res = await app.inject({ url: `/v1/folders${query}`, headers: cookie(ALICE_SESSION) })
+      const res = await ctx.app.inject({ url: `/v1/folders${query}`, headers: cookie(ALICE_SESSION) })
       assert.equal(res.statusCode, 200)
     }
-    await app.inject({ url: '/v1/folders' })
-    await app.inject({ url: '/no/such/path/0a11ce00' })
+    await ctx.app.inject({ url: '/v1/folders' })
+    await ctx.app.inject({ url: '/no/such/path/0a11ce00' })
     const text = await scrape()
     assert.equal(sample(text, 'http_requests_total', routeLabels), start + 3)
     assert.equal(
@@ -57,7 +56,7 @@ describe('/metrics', () => {
   })
 
   it('has a latency histogram with the same labels', async () => {
-    await app.inject({ url: '/v1/folders', headers: cookie(ALICE_SESSION) })
+    await ctx.app.inject({ url: '/v1/folders', headers: cookie(ALICE_SESSION) })
     const text = await scrape()
     const labels = { method: 'GET', route: '/v1/folders', status: '200' }
     const count = sample(text, 'http_request_duration_seconds_count', labels)
@@ -67,7 +66,7 @@ describe('/metrics', () => {
   })
 
   it('times database calls by operation, backend and outcome', async () => {
-    await app.inject({ url: '/v1/folders', headers: cookie(ALICE_SESSION) })
+    await ctx.app.inject({ url: '/v1/folders', headers: cookie(ALICE_SESSION) })
     const text = await scrape()
     for (const operation of ['findSessionUser', 'listFolders']) {
       const count = sample(text, 'db_operation_duration_seconds_count', {
@@ -90,8 +89,8 @@ describe('/metrics', () => {
     }
   })
 
-  it('keeps one registry per app: a new app starts from zero', async () => {
-    const other = await appOver(seeded.store)
+  it('keeps one registry per app: a new ctx.app starts from zero', async () => {
+    const other = await appOver(ctx.seeded.store)
     try {
       await other.inject({ url: '/v1/folders', headers: cookie(ALICE_SESSION) })
       const text = await scrape(other)
@@ -105,7 +104,7 @@ describe('/metrics', () => {
   })
 
   it('counts failing database calls as errors', async () => {
-    const broken = await appOver(failingStore(seeded.store, ['findSessionUser']))
+    const broken = await appOver(failingStore(ctx.seeded.store, ['findSessionUser']))
     try {
       assert.equal(
         (await broken.inject({ url: '/v1/folders', headers: cookie(ALICE_SESSION) })).statusCode,

@@ -17,6 +17,7 @@ import {
   failingStore,
   openSeeded,
   type Seeded,
+  useSeededApp,
 } from './support.js'
 
 /** The OpenAPI document: valid 3.1, generated from the routes, and true of real responses. */
@@ -233,19 +234,10 @@ describe('OpenAPI document', () => {
 })
 
 describe('/docs', () => {
-  let seeded: Seeded
-  let app: FastifyInstance
-  before(async () => {
-    seeded = await openSeeded()
-    app = await appOver(seeded.store)
-  })
-  after(async () => {
-    await app.close()
-    await seeded.cleanup()
-  })
+  const ctx = useSeededApp()
 
   it('serves Swagger UI whose every asset loads from this server, and the same document', async () => {
-    const page = await app.inject('/docs')
+    const page = await ctx.app.inject('/docs')
     assert.equal(page.statusCode, 200)
     assert.equal(page.headers['content-type'], 'text/html; charset=utf-8')
     assert.match(page.payload, /<div id="swagger-ui">/)
@@ -260,22 +252,22 @@ describe('/docs', () => {
       assets.join(', '),
     )
     for (const asset of assets) {
-      const res = await app.inject(asset)
+      const res = await ctx.app.inject(asset)
       assert.equal(res.statusCode, 200, asset)
       assert.ok(res.rawPayload.length > 0, asset)
     }
-    const initializer = await app.inject('/docs/static/swagger-initializer.js')
+    const initializer = await ctx.app.inject('/docs/static/swagger-initializer.js')
     assert.match(initializer.payload, /resolveUrl\('\.\/json'\)/)
-    const served = await app.inject('/docs/json')
-    assert.deepEqual(served.json(), (await app.inject('/v1/openapi.json')).json())
+    const served = await ctx.app.inject('/docs/json')
+    assert.deepEqual(served.json(), (await ctx.app.inject('/v1/openapi.json')).json())
   })
 
   it('relaxes the Content-Security-Policy for the docs only', async () => {
-    const page = await app.inject('/docs')
+    const page = await ctx.app.inject('/docs')
     const docsCsp = String(page.headers['content-security-policy'])
     assert.match(docsCsp, /script-src 'self'/)
     assert.doesNotMatch(docsCsp, /https?:|unsafe-inline|unsafe-eval/)
-    const api = await app.inject({ url: LIST, headers: cookie(ALICE_SESSION) })
+    const api = await ctx.app.inject({ url: LIST, headers: cookie(ALICE_SESSION) })
     assert.equal(api.headers['content-security-policy'], "default-src 'none'; frame-ancestors 'none'")
   })
 })

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { describe, it } from 'node:test'
+import type { LightMyRequestResponse } from 'fastify'
 import { paginationLinks } from '../../src/http/pagination-links.js'
 import {
   ALICE_SESSION,
@@ -8,10 +8,8 @@ import {
   PROJECT_CHILDREN,
   PROJECTS,
   ROOT_FOLDERS,
-  appOver,
   cookie,
-  openSeeded,
-  type Seeded,
+  useSeededApp,
 } from './support.js'
 
 /** RFC 8288 Link header of GET /v1/folders: first, prev, next, last. */
@@ -32,19 +30,10 @@ function links(res: LightMyRequestResponse): Record<string, string> {
 }
 
 describe('Link header', () => {
-  let seeded: Seeded
-  let app: FastifyInstance
-  before(async () => {
-    seeded = await openSeeded()
-    app = await appOver(seeded.store)
-  })
-  after(async () => {
-    await app.close()
-    await seeded.cleanup()
-  })
+  const ctx = useSeededApp()
 
   const list = (query: string, session = ALICE_SESSION) =>
-    app.inject({ url: `/v1/folders${query}`, headers: cookie(session) })
+    ctx.app.inject({ url: `/v1/folders${query}`, headers: cookie(session) })
 
   it(`gives first, next and last on page 1 (total ${ROOT_FOLDERS}, limit 3), no prev`, async () => {
     const res = await list('?limit=3')
@@ -121,7 +110,7 @@ describe('Link header', () => {
     let next: string | undefined = '/v1/folders?limit=2'
     let pages = 0
     while (next !== undefined) {
-      const res: LightMyRequestResponse = await app.inject({ url: next, headers: cookie(ALICE_SESSION) })
+      const res: LightMyRequestResponse = await ctx.app.inject({ url: next, headers: cookie(ALICE_SESSION) })
       assert.equal(res.statusCode, 200)
       seen.push(...res.json<{ folders: { id: string }[] }>().folders.map((f) => f.id))
       next = links(res).next
@@ -133,7 +122,7 @@ describe('Link header', () => {
   })
 
   it('is sent on HEAD and 304 too, but not on errors', async () => {
-    const head = await app.inject({
+    const head = await ctx.app.inject({
       method: 'HEAD',
       url: '/v1/folders?limit=3',
       headers: cookie(ALICE_SESSION),
@@ -141,14 +130,14 @@ describe('Link header', () => {
     assert.equal(head.statusCode, 200)
     assert.equal(links(head).next, '/v1/folders?page=2&limit=3')
     const first = await list('?limit=3')
-    const notModified = await app.inject({
+    const notModified = await ctx.app.inject({
       url: '/v1/folders?limit=3',
       headers: { ...cookie(ALICE_SESSION), 'if-none-match': String(first.headers.etag) },
     })
     assert.equal(notModified.statusCode, 304)
     assert.equal(notModified.headers.link, first.headers.link)
     for (const res of [
-      await app.inject('/v1/folders'),
+      await ctx.app.inject('/v1/folders'),
       await list('?page=0'),
       await list(`?folder_id=${CAROL_SESSION}`),
     ]) {

@@ -1,3 +1,4 @@
+import { after, before } from 'node:test'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import { buildApp, type AppConfig } from '../../src/app.js'
 import { validateImport } from '../../src/import/validate-import.js'
@@ -90,6 +91,23 @@ export async function appOver(
   const app = await buildApp({ store, config: { ...BASE_CONFIG, ...config }, logger })
   await app.ready()
   return app
+}
+
+/**
+ * Registers hooks that open a seeded database and the app over it before the suite's tests
+ * and close both after them; the tests read `ctx.app` and `ctx.seeded`.
+ */
+export function useSeededApp(config: Partial<AppConfig> = {}): { app: FastifyInstance; seeded: Seeded } {
+  const ctx = {} as { app: FastifyInstance; seeded: Seeded }
+  before(async () => {
+    ctx.seeded = await openSeeded()
+    ctx.app = await appOver(ctx.seeded.store, config)
+  })
+  after(async () => {
+    await ctx.app.close()
+    await ctx.seeded.cleanup()
+  })
+  return ctx
 }
 
 /**
