@@ -10,6 +10,7 @@ import {
   type UserRecord,
 } from '../store.js'
 import type { Client } from './postgres-connections.js'
+import { importFaults } from '../import-faults.js'
 
 /**
  * Store.importData for PostgreSQL, run inside the caller's transaction. Rows are written
@@ -39,7 +40,7 @@ export async function importRecords(client: Client, data: ImportData): Promise<I
 
 // ---- checks -------------------------------------------------------------------------
 
-const idTaken = (id: string) => `id ${id} already exists`
+const { idTaken } = importFaults
 
 async function checkAgainstStored(client: Client, data: ImportData): Promise<void> {
   const inFile = {
@@ -100,21 +101,20 @@ async function checkAgainstStored(client: Client, data: ImportData): Promise<voi
     (takenIds: Set<string>) =>
     (row: FolderRecord | FileRecord): string | null => {
       if (takenIds.has(row.id)) return idTaken(row.id)
-      if (!userExists(row.owner_id)) return `owner ${row.owner_id} does not exist`
-      if (!parentExists(row))
-        return `parent folder ${row.folder_id} does not exist or belongs to another owner`
+      if (!userExists(row.owner_id)) return importFaults.unknownOwner(row.owner_id)
+      if (row.folder_id !== null && !parentExists(row)) return importFaults.badParent(row.folder_id)
       return null
     }
 
   throwFirstFault(data.users, (row) => {
     // SQLite checks the username's UNIQUE index before the primary key: same precedence.
-    if (stored.usernames.has(row.username)) return `username ${row.username} already exists`
+    if (stored.usernames.has(row.username)) return importFaults.usernameTaken(row.username)
     if (stored.userIds.has(row.id)) return idTaken(row.id)
     return null
   })
   throwFirstFault(data.sessions, (row) => {
     if (stored.sessionIds.has(row.id)) return idTaken(row.id)
-    if (!userExists(row.user_id)) return `user ${row.user_id} does not exist`
+    if (!userExists(row.user_id)) return importFaults.unknownUser(row.user_id)
     return null
   })
   throwFirstFault(data.folders, ownedFault(stored.folderIds))

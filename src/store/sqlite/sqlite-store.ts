@@ -15,6 +15,7 @@ import {
 } from '../store.js'
 import { migrateSqlite } from './sqlite-migrations.js'
 import { pageWindow } from '../page-window.js'
+import { importFaults } from '../import-faults.js'
 
 type Row = Record<string, unknown>
 
@@ -232,12 +233,12 @@ export class SqliteStore implements Store {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     const userExists = db.prepare('SELECT 1 FROM users WHERE id = ?').pluck()
-    const idTaken = (id: string) => `id ${id} already exists`
+    const { idTaken } = importFaults
     const owned = (row: { owner_id: string; folder_id: string | null }, code: string, id: string): string => {
       if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE') return idTaken(id)
-      if (userExists.get(row.owner_id) === undefined) return `owner ${row.owner_id} does not exist`
+      if (userExists.get(row.owner_id) === undefined) return importFaults.unknownOwner(row.owner_id)
       if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY' && row.folder_id !== null) {
-        return `parent folder ${row.folder_id} does not exist or belongs to another owner`
+        return importFaults.badParent(row.folder_id)
       }
       return 'violates a rule of the data model'
     }
@@ -256,13 +257,13 @@ export class SqliteStore implements Store {
           u.updated_at,
         ),
       (u, code) =>
-        code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ? idTaken(u.id) : `username ${u.username} already exists`,
+        code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ? idTaken(u.id) : importFaults.usernameTaken(u.username),
     )
     insertEach(
       data.sessions,
       (s) => insertSession.run(s.id, s.user_id, s.created_at, s.expires_at),
       (s, code) =>
-        code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ? idTaken(s.id) : `user ${s.user_id} does not exist`,
+        code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ? idTaken(s.id) : importFaults.unknownUser(s.user_id),
     )
     withCountsAppliedInBulk(db, data.folders, () =>
       insertEach(
