@@ -54,11 +54,24 @@ interface HotStatements {
   sessionUser: Database.Statement
   liveChildCount: Database.Statement
   rootFolderCount: Database.Statement
-  pageChildren: Database.Statement
-  pageChildrenFromEnd: Database.Statement
-  pageRoot: Database.Statement
-  pageRootFromEnd: Database.Statement
+  childPages: PageStatements
+  rootPages: PageStatements
   dataVersion: Database.Statement
+}
+
+/** A page read forwards, or backwards from the end (see store/page-window.ts). */
+interface PageStatements {
+  forward: Database.Statement
+  fromEnd: Database.Statement
+}
+
+// Raw rows without folder_id (the same on every row of a page): a third cheaper than
+// letting the driver build an object per row.
+function pageStatements(db: Database.Database, from: string): PageStatements {
+  return {
+    forward: db.prepare(`SELECT ${PAGE_COLUMNS} ${from} ${ORDER} LIMIT ? OFFSET ?`).raw(),
+    fromEnd: db.prepare(`SELECT ${PAGE_COLUMNS} ${from} ${ORDER_DESC} LIMIT ? OFFSET ?`).raw(),
+  }
 }
 
 function prepareHotStatements(db: Database.Database): HotStatements {
@@ -77,14 +90,8 @@ function prepareHotStatements(db: Database.Database): HotStatements {
     rootFolderCount: db.prepare('SELECT root_folder_count FROM users WHERE id = ?').pluck(),
     // data_version moves when another connection commits; total_changes() when this one does.
     dataVersion: db.prepare('SELECT (SELECT data_version FROM pragma_data_version()), total_changes()').raw(),
-    // Raw rows without folder_id (the same on every row of a page): a third cheaper than
-    // letting the driver build an object per row.
-    pageChildren: db.prepare(`SELECT ${PAGE_COLUMNS} ${children} ${ORDER} LIMIT ? OFFSET ?`).raw(),
-    pageChildrenFromEnd: db
-      .prepare(`SELECT ${PAGE_COLUMNS} ${children} ${ORDER_DESC} LIMIT ? OFFSET ?`)
-      .raw(),
-    pageRoot: db.prepare(`SELECT ${PAGE_COLUMNS} ${root} ${ORDER} LIMIT ? OFFSET ?`).raw(),
-    pageRootFromEnd: db.prepare(`SELECT ${PAGE_COLUMNS} ${root} ${ORDER_DESC} LIMIT ? OFFSET ?`).raw(),
+    childPages: pageStatements(db, children),
+    rootPages: pageStatements(db, root),
   }
 }
 
@@ -146,6 +153,7 @@ export class SqliteStore implements Store {
   private closed = false
 
   private hot: HotStatements | undefined
+  private listing: ((query: ListFoldersQuery) => FolderPage | null) | undefined
 
   constructor(db: Database.Database) {
     this.db = db
@@ -182,37 +190,38 @@ export class SqliteStore implements Store {
     })
   }
 
-  listFolders({ ownerId, parentId, page, limit }: ListFoldersQuery): Promise<FolderPage | null> {
-    return this.run(() => {
-      // One read transaction, so the count and the page see the same snapshot.
-      return this.db.transaction((): FolderPage | null => {
-        const q = this.q
-        const total = (
-          parentId === null ? (q.rootFolderCount.get(ownerId) ?? 0) : q.liveChildCount.get(parentId, ownerId)
-        ) as number | undefined
-        if (total === undefined) return null
-        const window = pageWindow(total, page, limit)
-        if (window === null) return { folders: [], total }
-        const args = parentId === null ? [ownerId] : [ownerId, parentId]
-        const stmt = window.fromEnd
-          ? parentId === null
-            ? q.pageRootFromEnd
-            : q.pageChildrenFromEnd
-          : parentId === null
-            ? q.pageRoot
-            : q.pageChildren
-        const rows = stmt.all(...args, window.limit, window.offset) as PageRow[]
-        if (window.fromEnd) rows.reverse()
-        const folders = rows.map(([id, name, created_at, updated_at]): FolderRow => ({
-          id,
-          name,
-          folder_id: parentId,
-          created_at,
-          updated_at,
-        }))
-        return { folders, total }
-      })()
-    })
+  listFolders(query: ListFoldersQuery): Promise<FolderPage | null> {
+    // One read transaction, so the count and the page see the same snapshot; the wrapper
+    // is made once, not per request.
+    this.listing ??= this.db.transaction((q: ListFoldersQuery) => this.readListing(q))
+    const listing = this.listing
+    return this.run(() => listing(query))
+  }
+
+  private readListing({ ownerId, parentId, page, limit }: ListFoldersQuery): FolderPage | null {
+    const q = this.q
+    const total = (
+      parentId === null ? (q.rootFolderCount.get(ownerId) ?? 0) : q.liveChildCount.get(parentId, ownerId)
+    ) as number | undefined
+    if (total === undefined) return null
+    const window = pageWindow(total, page, limit)
+    if (window === null) return { folders: [], total }
+    const pages = parentId === null ? q.rootPages : q.childPages
+    const args = parentId === null ? [ownerId] : [ownerId, parentId]
+    const rows = (window.fromEnd ? pages.fromEnd : pages.forward).all(
+      ...args,
+      window.limit,
+      window.offset,
+    ) as PageRow[]
+    if (window.fromEnd) rows.reverse()
+    const folders = rows.map(([id, name, created_at, updated_at]): FolderRow => ({
+      id,
+      name,
+      folder_id: parentId,
+      created_at,
+      updated_at,
+    }))
+    return { folders, total }
   }
 
   importData(data: ImportData): Promise<ImportCounts> {
