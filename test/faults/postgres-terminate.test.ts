@@ -59,7 +59,10 @@ describe('PostgreSQL backends terminated under load', { skip: postgresBackend.sk
         const { rows } = await admin.query<{ n: string }>(
           `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) AS n
              FROM pg_stat_activity
-            WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+            WHERE datname = current_database() AND pid <> pg_backend_pid()
+              -- the service's connections (same role); not an autovacuum worker, which
+              -- runs as a superuser this role may not terminate
+              AND backend_type = 'client backend' AND usename = current_user`,
         )
         terminated += Number(rows[0]?.n ?? 0)
         await sleep(TERMINATE_EVERY_MS)
