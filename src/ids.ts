@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 
-/** A UUID in 8-4-4-4-12 hex form, any letter case (CONTRACT section 2). No braces, no urn: prefix. */
+/** A UUID in 8-4-4-4-12 hex form, any letter case (docs/api.md, "Query parameters"). No braces, no urn: prefix. */
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'
 const UUID_RE = new RegExp(UUID_PATTERN)
 

@@ -1,6 +1,6 @@
 /**
  * Timestamps travel as epoch milliseconds inside the service and as RFC 3339 UTC strings
- * with millisecond precision and `Z` outside it (CONTRACT section 5).
+ * with millisecond precision and `Z` outside it (docs/api.md, "200 body" and "Headers of a 200").
  */
 
 // Four-digit years only, so every stored instant formats back as RFC 3339.

@@ -1,7 +1,7 @@
-import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { Config } from '../config.js'
+import { ensureDirectory } from '../ensure-directory.js'
 import { ConfigError } from '../config.js'
 import { SqliteStore } from './sqlite/sqlite-store.js'
 import { StoreUnavailableError, type Store } from './store.js'
@@ -28,7 +28,7 @@ export type StoreSettings = Pick<
 
 function openSqlite(path: string, busyTimeoutMs: number): Store {
   try {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+    if (path !== ':memory:') ensureDirectory(dirname(path))
     const db = new Database(path, { timeout: busyTimeoutMs })
     // WAL: readers never block the writer; NORMAL sync is durable across process crashes in WAL.
     db.pragma('journal_mode = WAL')

@@ -2,7 +2,8 @@
  * Where a page lies in an ordered set of `total` rows, and from which end to read it.
  * Skipping rows costs time proportional to how many are skipped, so a page in the second
  * half is read from the end in reverse order (and flipped back): the last page of 100,000
- * folders then costs what the first does. Shared by both adapters.
+ * folders then costs what the first does. Used by the SQLite adapter; PostgreSQL does the
+ * same inside its listing statement (postgres-store.ts).
  */
 export interface PageWindow {
   /** rows to skip from the chosen end */

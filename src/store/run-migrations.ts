@@ -1,5 +1,26 @@
 import type { UmzugStorage } from 'umzug'
 
+/**
+ * A schema step as an adapter writes it: SQL, and optionally a query for rows that the step
+ * cannot accept (a new constraint that existing data breaks). Such rows stop the upgrade
+ * with refusal(), naming them, before anything changes: the operator fixes the data and
+ * starts again.
+ */
+export interface SqlMigration {
+  name: string
+  sql: string
+  /** returns one `id` column per offending row (at most a few: it is for the message) */
+  refuseRows?: { query: string; rule: string }
+}
+
+/** The error that stops an upgrade on rows breaking `rule`. */
+export function refusal(name: string, rule: string, ids: string[]): Error {
+  return new Error(
+    `migration ${name} cannot run: ${rule}, and these rows do not: ${ids.join(', ')}` +
+      ' (fix or remove them, then start again)',
+  )
+}
+
 /** A schema step of one adapter; names sort in the order they apply. */
 export interface Migration {
   name: string

@@ -18,9 +18,17 @@ export interface OwnerInfo {
   avatar_url: string | null
 }
 
-/** The user bound to a live session, with the one internal flag the HTTP layer needs. */
+/** The user bound to a live session, with what the HTTP layer needs beyond OwnerInfo. */
 export interface SessionUser extends OwnerInfo {
   is_suspended: boolean
+  /**
+   * The owner's listing generation: changed by the database, in the writing transaction,
+   * whenever anything a listing of this owner shows changes (a folder of theirs inserted,
+   * deleted, (un)deleted, renamed, moved or re-timed; their username or avatar). Read in the
+   * same statement as the user, so it is at least as new as the owner fields beside it.
+   * Never reused: equal generations mean equal listings.
+   */
+  generation: number
 }
 
 export interface FolderRow {
@@ -32,23 +40,47 @@ export interface FolderRow {
   updated_at: number
 }
 
+/** A folder's place in the listing order: name (code points), then created_at, then id. */
+export interface FolderKey {
+  name: string
+  created_at: number
+  id: string
+}
+
 export interface ListFoldersQuery {
   ownerId: string
   /** null lists the root (folders whose folder_id is null) */
   parentId: string | null
-  /** 1-based page number */
+  /** 1-based page number; ignored when `seek` is given */
   page: number
   /** page size, already clamped to the maximum */
   limit: number
+  /**
+   * Read the `limit` folders strictly after (or before) `key` in the listing order instead
+   * of the offset page, by seeking the listing index: as cheap deep in a folder as at its
+   * start. `key` need not be a folder that still exists. `skip` rows past the key are
+   * stepped over first (with a checkpoint key, it reaches any offset in a few steps).
+   */
+  seek?: { direction: 'after' | 'before'; key: FolderKey; skip?: number }
+}
+
+export interface CheckpointsQuery {
+  ownerId: string
+  parentId: string | null
+  /** the distance between two checkpoints, in rows */
+  every: number
 }
 
 export interface FolderPage {
   folders: FolderRow[]
   /** every matching folder, not only those on the page */
   total: number
+  /** with `seek` only: whether folders lie beyond the page in the seek direction */
+  more?: boolean
 }
 
-export interface UserRecord extends SessionUser {
+export interface UserRecord extends OwnerInfo {
+  is_suspended: boolean
   email: string | null
   password_hash: string | null
   created_at: number
@@ -86,8 +118,9 @@ export interface ImportEntry<T> {
 }
 
 /**
- * A validated, normalised data set (see import/validate-import.ts): ids lower case, names
- * trimmed, in-file references checked, folders ordered parents first.
+ * A validated, normalised data set held in memory (see import/validate-import.ts): ids
+ * lower case, names trimmed. Entries are in file order: an entry's position in its array is
+ * its index in the file. Checks that span records are the database's (Store.importStream).
  */
 export interface ImportData {
   users: ImportEntry<UserRecord>[]
@@ -96,6 +129,21 @@ export interface ImportData {
   files: ImportEntry<FileRecord>[]
 }
 
+export type ImportKind = 'users' | 'sessions' | 'folders' | 'files'
+
+/** One validated record and its place in the file: `folders[index]`. */
+export type ImportItem =
+  | { kind: 'users'; index: number; row: UserRecord }
+  | { kind: 'sessions'; index: number; row: SessionRecord }
+  | { kind: 'folders'; index: number; row: FolderRecord }
+  | { kind: 'files'; index: number; row: FileRecord }
+
+/**
+ * Validated records in the order they were read, a batch at a time. Records of one kind
+ * come in increasing index order; kinds may come in any order and interleave.
+ */
+export type ImportSource = AsyncIterable<readonly ImportItem[]> | Iterable<readonly ImportItem[]>
+
 export interface ImportCounts {
   users: number
   sessions: number
@@ -103,16 +151,19 @@ export interface ImportCounts {
   files: number
 }
 
-export interface Store {
+/**
+ * What serving GET /v1/folders needs: the only part of the Store the HTTP app sees. Every
+ * method is on the hot path of some request; keep it narrow.
+ */
+export interface ServingStore {
   /** 'sqlite' or 'postgres': for logs and metrics labels only, never for branching. */
   readonly kind: string
 
-  /** Creates or upgrades the schema; safe to call on an up-to-date database. */
-  migrate(): Promise<void>
-
   /**
-   * The user of the session `sessionId` when the session exists, has not expired at `now`
-   * (expires_at > now, or no expiry) and its user exists; otherwise null.
+   * The user of the session `sessionId`, with the user's listing generation, when the
+   * session exists, has not expired at `now` (expires_at > now, or no expiry) and its user
+   * exists; otherwise null. One statement (one round trip): the whole cost of a request
+   * whose listing is cached.
    */
   findSessionUser(sessionId: string, now: number): Promise<SessionUser | null>
 
@@ -125,10 +176,46 @@ export interface Store {
   listFolders(query: ListFoldersQuery): Promise<FolderPage | null>
 
   /**
-   * Writes a validated data set in one transaction. Checks against what the database
-   * already holds (duplicate ids and usernames, parents and owners that must exist) and
-   * throws ImportError naming the first record at fault; on any error nothing is written.
+   * The keys of the live children at positions `every`, 2 x `every`, ... (1-based) in the
+   * listing order: checkpoints from which a deep offset page is a seek and a short skip.
+   * One scan of the folder's index entries; null when the parent is not a live folder of
+   * the owner, as for listFolders.
    */
+  listingCheckpoints(query: CheckpointsQuery): Promise<FolderKey[] | null>
+
+  /**
+   * The deployment's 32-byte key for sealing continuation tokens: generated once by the
+   * migration and kept in the database, so every instance on it shares it unconfigured.
+   */
+  cursorKey(): Promise<Uint8Array>
+
+  /** A folder by id (deleted or not), or null. */
+  findFolder(folderId: string): Promise<FolderRecord | null>
+
+  /** Resolves when the database answers a trivial query; throws StoreUnavailableError otherwise. */
+  ping(): Promise<void>
+  /** Releases connections; safe to call more than once. */
+  close(): Promise<void>
+}
+
+/** What the command line needs besides serving: the schema, the import and the admin commands. */
+export interface AdminStore {
+  /** Creates or upgrades the schema; safe to call on an up-to-date database. */
+  migrate(): Promise<void>
+
+  /**
+   * Writes a stream of validated records in one transaction, all or nothing, with memory
+   * bounded whatever their number: the records are loaded into staging tables and checked
+   * there by set-based queries (duplicate ids and usernames in the file or already stored,
+   * owners, users and parents that must exist with the same owner, parent cycles). Throws
+   * ImportError naming the first record at fault (lowest index; users, sessions, folders,
+   * files in that order); on any error, the source's included, nothing is written.
+   * Folders may come before their parents. Derived data (child counts, listing generations)
+   * is right when the transaction commits.
+   */
+  importStream(source: ImportSource): Promise<ImportCounts>
+
+  /** importStream of a data set held in memory. */
   importData(data: ImportData): Promise<ImportCounts>
 
   /** A user by id, or by username when no user has that id; null when neither matches. */
@@ -139,27 +226,16 @@ export interface Store {
   setUserSuspended(userId: string, suspended: boolean, now: number): Promise<boolean>
   /** Ends a session; false when no such session. */
   deleteSession(sessionId: string): Promise<boolean>
-  /** A folder by id (deleted or not), or null. */
-  findFolder(folderId: string): Promise<FolderRecord | null>
   /** Marks a folder deleted; false when no such live folder. */
   markFolderDeleted(folderId: string, now: number): Promise<boolean>
   /** Every live folder of a user (any depth), ordered like listFolders within a parent. */
   listLiveFolders(ownerId: string): Promise<FolderRecord[]>
   /** How many users exist (start-up hint for an empty database). */
   countUsers(): Promise<number>
-
-  /**
-   * A value that changes whenever anything is committed to the database, by this store or
-   * by any other connection or process; undefined when the backend cannot tell cheaply.
-   * Answers derived from the database may be reused while it is unchanged.
-   */
-  dataVersion?(): string | undefined
-
-  /** Resolves when the database answers a trivial query; throws StoreUnavailableError otherwise. */
-  ping(): Promise<void>
-  /** Releases connections; safe to call more than once. */
-  close(): Promise<void>
 }
+
+/** A whole adapter: what the server and the command line open. */
+export interface Store extends ServingStore, AdminStore {}
 
 /** The database cannot be reached or did not answer in time: HTTP 503, CLI one-line error. */
 export class StoreUnavailableError extends Error {
@@ -178,9 +254,4 @@ export class ImportError extends Error {
   ) {
     super(`${record}: ${reason}`)
   }
-}
-
-/** A write would break a rule of the data model (duplicate username, unknown parent...). */
-export class ConflictError extends Error {
-  override readonly name = 'ConflictError'
 }

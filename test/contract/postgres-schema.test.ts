@@ -207,7 +207,13 @@ describe('postgres migrations', { skip }, () => {
           (row) => row.name,
         ),
       )
-      assert.deepEqual(applied, ['001-initial-schema', '002-maintained-child-counts'])
+      assert.deepEqual(applied, [
+        '001-initial-schema',
+        '002-maintained-child-counts',
+        '003-listing-generations',
+        '004-cursor-key',
+        '005-user-bounds',
+      ])
     } finally {
       await database.drop()
     }

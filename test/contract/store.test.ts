@@ -100,25 +100,12 @@ describe('validateImport (backend independent)', () => {
     doc.folders[0] = { ...doc.folders[0], name: '😀'.repeat(255) }
     assert.equal(validateImport(doc, NOW).folders.find((f) => f.at === 'folders[0]')?.row.name.length, 510)
   })
-  it('names the record of a duplicate id', () => {
-    refused((d) => (d.folders[2] = { ...d.folders[2], id: uuid('f0000000', 1) }), 'folders[2]', /duplicate/)
-  })
   it('names the record of a malformed UUID or timestamp', () => {
     refused((d) => (d.folders[1] = { ...d.folders[1], owner_id: 'nope' }), 'folders[1]', /owner_id/)
     refused(
       (d) => (d.folders[2] = { ...d.folders[2], created_at: '2026-02-30T00:00:00Z' }),
       'folders[2]',
       /created_at/,
-    )
-  })
-  it('refuses a parent of another owner given in the same file', () => {
-    const doc = base()
-    const other = uuid('a0000000', 98)
-    doc.users.push({ id: other, username: 'w' })
-    doc.folders.push({ id: uuid('f0000000', 4), name: 'd', owner_id: other, folder_id: uuid('f0000000', 1) })
-    assert.throws(
-      () => validateImport(doc, NOW),
-      (e: unknown) => e instanceof ImportError && e.record === 'folders[3]',
     )
   })
 })
@@ -144,19 +131,25 @@ for (const backend of allBackends()) {
     })
 
     describe('findSessionUser', () => {
-      it('returns exactly the public fields and the frozen flag of a live session user', async () => {
-        assert.deepEqual(await store.findSessionUser(sessions.aliceLive.id, NOW), {
+      it('returns exactly the public fields, the frozen flag and the listing generation of a live session user', async () => {
+        const alice = await store.findSessionUser(sessions.aliceLive.id, NOW)
+        assert.ok(alice && Number.isSafeInteger(alice.generation) && alice.generation > 0)
+        assert.deepEqual(alice, {
           id: users.alice.id,
           username: 'alice',
           avatar_url: users.alice.avatar_url,
           is_suspended: false,
+          generation: alice.generation,
         })
-        assert.deepEqual(await store.findSessionUser(sessions.daveLive.id, NOW), {
+        const dave = await store.findSessionUser(sessions.daveLive.id, NOW)
+        assert.deepEqual(dave, {
           id: users.dave.id,
           username: 'dave',
           avatar_url: null,
           is_suspended: false,
+          generation: dave?.generation,
         })
+        assert.equal(typeof dave?.generation, 'number')
       })
 
       it('reports a frozen user with is_suspended true', async () => {
@@ -357,19 +350,20 @@ for (const backend of allBackends()) {
         assert.equal(await store.findFolder(uuid('f0000000', 0x7700)), null)
       })
 
-      it('writes nothing when a parent in the database belongs to another owner', async () => {
+      it('writes nothing when a parent belongs to another owner, stored or in the same file', async () => {
         const before = await snapshot()
-        await expectImportError(
-          store,
-          withBadFolder({
-            id: uuid('f0000000', 0x7703),
-            name: 'bad',
-            owner_id: owner,
-            folder_id: folders.bobPrivate.id,
-          }),
-          'folders[3]',
-          /parent/,
-        )
+        const cases = [
+          { owner_id: owner, folder_id: folders.bobPrivate.id, reason: /parent/ },
+          { owner_id: users.bob.id, folder_id: uuid('f0000000', 0x7700), reason: /belongs to another owner/ },
+        ]
+        for (const { reason, ...placed } of cases) {
+          await expectImportError(
+            store,
+            withBadFolder({ id: uuid('f0000000', 0x7703), name: 'bad', ...placed }),
+            'folders[3]',
+            reason,
+          )
+        }
         assert.deepEqual(await snapshot(), before)
       })
 
@@ -389,6 +383,18 @@ for (const backend of allBackends()) {
         )
         assert.deepEqual(await snapshot(), before)
         assert.equal(await store.findUser('fresh-1'), null)
+      })
+
+      it('names the second record of an id used twice in the file, and the first', async () => {
+        const before = await snapshot()
+        const error = await expectImportError(
+          store,
+          withBadFolder({ id: uuid('f0000000', 0x7701), name: 'twice', owner_id: owner }),
+          'folders[3]',
+          /duplicate id/,
+        )
+        assert.ok(error.message.includes('folders[1]'), error.message)
+        assert.deepEqual(await snapshot(), before)
       })
 
       it('writes nothing when a username is taken, a session’s user or a folder’s owner is unknown', async () => {

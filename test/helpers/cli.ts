@@ -3,9 +3,10 @@ import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child
 import { copyFileSync, cpSync, existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { after, before } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
-import { buildApp } from '../../src/app.js'
+import { appOver } from './fixtures.js'
 import { parseDatabaseUrl } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
 import type { Backend } from './backends.js'
@@ -24,8 +25,8 @@ export const BUILT_CLI_MAIN = join(REPO, 'dist', 'cli', 'main.js')
 let snapshot: string | undefined
 
 /**
- * The entry point the tests run: a private copy of dist/ (and package.json) taken once per
- * test file, beside a link to the repository's node_modules. A rebuild of dist/ while the
+ * The entry point the tests run: a private copy of dist/ (with web/ and package.json) taken
+ * once per test file, beside a link to the repository's node_modules. A rebuild of dist/ while the
  * suite runs (another `npm test`, `tsc --watch`) rewrites files in place, and a process
  * that starts meanwhile would load half-written modules; the copy cannot change under us.
  */
@@ -37,6 +38,8 @@ export function cliMain(): string {
   const root = mkdtempSync(join(tmpdir(), 'folder-service-cli-dist-'))
   process.once('exit', () => rmSync(root, { recursive: true, force: true }))
   cpSync(join(REPO, 'dist'), join(root, 'dist'), { recursive: true })
+  // The folder browser's static files ship beside dist/ (package.json "files").
+  cpSync(join(REPO, 'web'), join(root, 'web'), { recursive: true })
   copyFileSync(join(REPO, 'package.json'), join(root, 'package.json'))
   symlinkSync(join(REPO, 'node_modules'), join(root, 'node_modules'), 'dir')
   snapshot = join(root, 'dist', 'cli', 'main.js')
@@ -50,7 +53,12 @@ const SETTINGS_FROM_ENV = [
   'PORT',
   'LOG_LEVEL',
   'RATE_LIMIT_PER_MINUTE',
+  'AUTH_FAILURES_PER_MINUTE',
+  'METRICS_PORT',
+  'METRICS_HOST',
+  'SHUTDOWN_DELAY_MS',
   'CORS_ORIGINS',
+  'FOLDER_BROWSER',
 ]
 
 export interface CliOptions {
@@ -255,11 +263,7 @@ export interface CliDatabase {
 export async function openCliDatabase(backend: Backend): Promise<CliDatabase> {
   const opened = await backend.open()
   const { store, url } = opened
-  const app = await buildApp({
-    store,
-    config: { logLevel: 'silent', keepAliveTimeoutMs: 72_000, requestTimeoutMs: 30_000 },
-    logger: false,
-  })
+  const app = await appOver(store)
   const list = async (sessionId: string, folderId?: string): Promise<Listing> => {
     const query = new URLSearchParams({ limit: '100' })
     if (folderId !== undefined) query.set('folder_id', folderId)
@@ -289,6 +293,35 @@ export async function openCliDatabase(backend: Backend): Promise<CliDatabase> {
 }
 
 /** A running `folder-service serve`, its output so far, and how it ended. */
+/**
+ * Registers hooks that open a database of `backend` (openCliDatabase) and a temporary
+ * directory before the suite's tests, and remove both after them.
+ */
+export function useCliDatabase(backend: Backend): { readonly db: CliDatabase; readonly dir: string } {
+  let db: CliDatabase | undefined
+  let tmp: ReturnType<typeof tempDir> | undefined
+  before(async () => {
+    tmp = tempDir()
+    db = await openCliDatabase(backend)
+  })
+  after(async () => {
+    await db?.close()
+    tmp?.remove()
+  })
+  const opened = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('useCliDatabase: used outside the suite it was set up in')
+    return value
+  }
+  return {
+    get db() {
+      return opened(db)
+    },
+    get dir() {
+      return opened(tmp).dir
+    },
+  }
+}
+
 export interface ServeProcess {
   child: ChildProcessWithoutNullStreams
   stdout(): string

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto'
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { buildApp } from '../../src/app.js'
+import type { FastifyInstance, FastifyServerOptions, LightMyRequestResponse } from 'fastify'
+import { buildApp, type AppConfig } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import type { ImportFileData } from '../../src/import/import-schema.js'
 import { validateImport } from '../../src/import/validate-import.js'
-import type { FolderRow, ImportCounts, Store } from '../../src/store/store.js'
+import type { FolderRow, ImportCounts, ServingStore, Store } from '../../src/store/store.js'
 import type { Backend } from './backends.js'
 
 /**
@@ -349,11 +349,24 @@ export interface TestApp {
   close(): Promise<void>
 }
 
-/** Builds the HTTP app over any store (a real one or a failing wrapper), silent, no rate limit. */
-export async function appOver(store: Store): Promise<FastifyInstance> {
-  // loadConfig({}) gives every field AppConfig may require; the overrides keep tests quiet.
-  const config = { ...loadConfig({}), logLevel: 'silent', rateLimitPerMinute: 0 }
-  const app = await buildApp({ store, config, logger: false })
+/**
+ * THE test app: the HTTP app over any store (a real one or a failing wrapper), ready, with
+ * the service's defaults except that it is silent and not rate limited. A suite states what
+ * it changes from that in `overrides` (and passes a logger to read the log).
+ */
+export async function appOver(
+  store: ServingStore,
+  overrides: Partial<AppConfig> = {},
+  logger: FastifyServerOptions['logger'] = false,
+): Promise<FastifyInstance> {
+  const config = {
+    ...loadConfig({}),
+    logLevel: 'silent',
+    rateLimitPerMinute: 0,
+    authFailuresPerMinute: 0,
+    ...overrides,
+  }
+  const app = await buildApp({ store, config, logger })
   await app.ready()
   return app
 }

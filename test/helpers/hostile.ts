@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto'
 import fc from 'fast-check'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.js'
+import type { Store } from '../../src/store/store.js'
 import { loadConfig } from '../../src/config.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import type { Backend } from './backends.js'
@@ -329,6 +330,8 @@ export const HOSTILE_PATHS: readonly string[] = [
 
 export interface FuzzTarget {
   app: FastifyInstance
+  /** the store under `app`, for apps built with other settings */
+  store: Store
   model: ModelState
   /** a live session of alice (not frozen) */
   aliceSession: string
@@ -391,9 +394,14 @@ export async function openFuzzTarget(backend: Backend): Promise<FuzzTarget> {
   for (const { row } of data.users) model.users.set(row.id, row)
   for (const { row } of data.sessions) model.sessions.set(row.id, row)
   for (const { row } of data.folders) model.folders.set(row.id, row)
-  const app = await buildApp({ store, config: loadConfig({ RATE_LIMIT_PER_MINUTE: '0' }), logger: false })
+  const app = await buildApp({
+    store,
+    config: loadConfig({ RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURES_PER_MINUTE: '0' }),
+    logger: false,
+  })
   return {
     app,
+    store,
     model,
     aliceSession: id('9000', 1),
     frozenSession: id('9000', 3),

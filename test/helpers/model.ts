@@ -199,6 +199,9 @@ export function modelAnswer(state: ModelState, request: ModelRequest, now: numbe
   if (page === undefined) bad.push('page')
   const limitGiven = limitText === undefined ? 50 : limitText === null ? undefined : positiveInt32(limitText)
   if (limitGiven === undefined) bad.push('limit')
+  // The model makes no continuation tokens, so any `cursor` it is shown is one the service
+  // did not make (or a repeated one): 400. Valid tokens are tested in the cursor suite.
+  if (params.has('cursor')) bad.push('cursor')
   if (bad.length > 0 || page === undefined || limitGiven === undefined) {
     return { status: 400, code: 'INVALID_INPUT', params: bad }
   }

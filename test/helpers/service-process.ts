@@ -20,7 +20,10 @@ export const CLI_MAIN =
 
 export function ensureBuilt(): void {
   if (existsSync(CLI_MAIN)) return
-  execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit', timeout: 300_000 })
+  // The same two compilations as `npm run build`: the service, then the folder browser.
+  for (const project of ['tsconfig.build.json', 'src/browser/tsconfig.json']) {
+    execFileSync('npx', ['tsc', '-p', project], { cwd: ROOT, stdio: 'inherit', timeout: 300_000 })
+  }
 }
 
 /** The environment of a child: ours without the test runner's and without service settings. */
@@ -30,14 +33,14 @@ export function serviceEnv(extra: Record<string, string> = {}): NodeJS.ProcessEn
     if (
       name.startsWith('NODE_TEST') ||
       name === 'NODE_OPTIONS' ||
-      /^(DATABASE_URL|HOST|PORT|LOG_LEVEL|RATE_LIMIT_PER_MINUTE|CORS_ORIGINS|DB_|SQLITE_|SHUTDOWN_|KEEP_ALIVE|REQUEST_TIMEOUT|HEADERS_TIMEOUT)/.test(
+      /^(DATABASE_URL|HOST|PORT|LOG_LEVEL|RATE_LIMIT_PER_MINUTE|AUTH_FAILURES_PER_MINUTE|METRICS_|CORS_ORIGINS|FOLDER_BROWSER|DB_|SQLITE_|SHUTDOWN_|KEEP_ALIVE|REQUEST_TIMEOUT|HEADERS_TIMEOUT)/.test(
         name,
       )
     ) {
       delete env[name]
     }
   }
-  return { ...env, RATE_LIMIT_PER_MINUTE: '0', ...extra }
+  return { ...env, RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURES_PER_MINUTE: '0', ...extra }
 }
 
 export interface ExitStatus {

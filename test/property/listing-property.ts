@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import fc from 'fast-check'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { buildApp } from '../../src/app.js'
-import { loadConfig } from '../../src/config.js'
+import { appOver } from '../helpers/fixtures.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import type { Store } from '../../src/store/store.js'
 import type { Backend } from '../helpers/backends.js'
+import { openRawSql, type RawSql } from '../helpers/raw-sql.js'
 import {
   emptyModel,
   modelAnswer,
@@ -153,6 +153,18 @@ export type GenAction =
   | { kind: 'deleteFolder'; pick: number }
   | { kind: 'freeze' | 'unfreeze'; pick: number }
   | { kind: 'revokeSession'; pick: number }
+  | GenRawWrite
+
+/**
+ * Writes made with plain SQL through a second connection (as another service or a console
+ * makes them), which only the database's own triggers can make the cached listings notice.
+ */
+export type GenRawWrite =
+  | { kind: 'rawInsert'; pick: number; parentPick: number | null; namePick: number }
+  | { kind: 'rawRename'; pick: number; namePick: number }
+  | { kind: 'rawMove'; pick: number; parentPick: number | null }
+  | { kind: 'rawDelete' | 'rawUndelete'; pick: number }
+  | { kind: 'rawRenameUser'; pick: number }
 
 // ---------------------------------------------------------------- arbitraries
 
@@ -422,6 +434,19 @@ function numberArb(small: number): fc.Arbitrary<GenNumber> {
   )
 }
 
+const rawWriteArb: fc.Arbitrary<GenRawWrite> = fc.oneof(
+  fc.record({
+    kind: fc.constant('rawInsert' as const),
+    pick: fc.nat(),
+    parentPick: fc.option(fc.nat()),
+    namePick: fc.nat(),
+  }),
+  fc.record({ kind: fc.constant('rawRename' as const), pick: fc.nat(), namePick: fc.nat() }),
+  fc.record({ kind: fc.constant('rawMove' as const), pick: fc.nat(), parentPick: fc.option(fc.nat()) }),
+  fc.record({ kind: fc.constantFrom('rawDelete' as const, 'rawUndelete' as const), pick: fc.nat() }),
+  fc.record({ kind: fc.constant('rawRenameUser' as const), pick: fc.nat() }),
+)
+
 export const requestArb: fc.Arbitrary<GenRequest> = fc.record({
   cookie: cookieArb,
   parent: parentArb,
@@ -439,6 +464,7 @@ export const requestArb: fc.Arbitrary<GenRequest> = fc.record({
   walk: fc.boolean().chain((b) => (b ? fc.boolean() : fc.constant(false))),
   action: fc.oneof(
     { weight: 12, arbitrary: fc.constant(null) },
+    { weight: 2, arbitrary: rawWriteArb },
     {
       weight: 1,
       arbitrary: fc.record({
@@ -767,7 +793,7 @@ export interface CheckStats {
   tiedNames: number
   /** 200 answers whose limit was clamped to 100 */
   clamped: number
-  /** Store writes between requests (delete, freeze, unfreeze, revoke) */
+  /** writes between requests: Store (delete, freeze, unfreeze, revoke) and plain SQL */
   writes: number
 }
 
@@ -841,11 +867,20 @@ async function send(app: FastifyInstance, req: ModelRequest): Promise<LightMyReq
   })
 }
 
-/** Applies a write through the Store and to the model; checks the Store's own answer. */
-async function applyAction(store: Store, c: Concrete, action: GenAction, stats: CheckStats): Promise<void> {
+/** Applies a write through the Store (or plain SQL) and to the model; checks the Store's own answer. */
+async function applyAction(db: TargetDb, c: Concrete, action: GenAction, stats: CheckStats): Promise<void> {
+  const { store } = db
   const now = Date.now()
   const pick = <T>(items: T[]): T | undefined => items[action.pick % Math.max(items.length, 1)]
   switch (action.kind) {
+    case 'rawInsert':
+    case 'rawRename':
+    case 'rawMove':
+    case 'rawDelete':
+    case 'rawUndelete':
+    case 'rawRenameUser':
+      if (!(await applyRawWrite(db.sql, c, action))) return
+      break
     case 'deleteFolder': {
       const id = pick(c.folderIds)
       if (id === undefined) return
@@ -875,6 +910,80 @@ async function applyAction(store: Store, c: Concrete, action: GenAction, stats: 
     }
   }
   stats.writes++
+}
+
+/** Names a raw write may give: they sort apart by code point, case and composition. */
+const RAW_NAMES = ['new', 'New', 'Docs', 'zz top', '😀 raw', 'E\u0301mile', 'Émile', 'a']
+
+/**
+ * Applies one plain-SQL write and mirrors it in the model; false when the data set has
+ * nothing it could apply to. Each statement is its own transaction, as another service's
+ * would be; parents stay within one owner (the schema's same-owner rule).
+ */
+async function applyRawWrite(sql: RawSql, c: Concrete, w: GenRawWrite): Promise<boolean> {
+  const folders = c.model.folders
+  const at = <T>(items: T[], n: number): T | undefined => items[n % Math.max(items.length, 1)]
+  const ownFolders = (owner: string) => c.folderIds.filter((id) => folders.get(id)?.owner_id === owner)
+  switch (w.kind) {
+    case 'rawInsert': {
+      const owner = at(c.userIds, w.pick) as string
+      const parent = w.parentPick === null ? null : (at(ownFolders(owner), w.parentPick) ?? null)
+      const id = randomUUID()
+      const name = at(RAW_NAMES, w.namePick) as string
+      const now = Date.now()
+      await sql.run(
+        `INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ${sql.false}, ${sql.time}, ${sql.time})`,
+        id,
+        name,
+        parent,
+        owner,
+        now,
+        now,
+      )
+      folders.set(id, {
+        id,
+        name,
+        folder_id: parent,
+        owner_id: owner,
+        is_deleted: false,
+        created_at: now,
+        updated_at: now,
+      })
+      c.folderIds.push(id)
+      return true
+    }
+    case 'rawRename':
+    case 'rawMove':
+    case 'rawDelete':
+    case 'rawUndelete': {
+      const id = at(c.folderIds, w.pick)
+      if (id === undefined) return false
+      const folder = folders.get(id) as ModelFolder
+      if (w.kind === 'rawRename') {
+        const name = at(RAW_NAMES, w.namePick) as string
+        await sql.run('UPDATE folders SET name = ? WHERE id = ?', name, id)
+        folders.set(id, { ...folder, name })
+      } else if (w.kind === 'rawMove') {
+        const candidates = ownFolders(folder.owner_id).filter((other) => other !== id)
+        const parent = w.parentPick === null ? null : (at(candidates, w.parentPick) ?? null)
+        await sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', parent, id)
+        folders.set(id, { ...folder, folder_id: parent })
+      } else {
+        const deleted = w.kind === 'rawDelete'
+        await sql.run(`UPDATE folders SET is_deleted = ${deleted ? sql.true : sql.false} WHERE id = ?`, id)
+        folders.set(id, { ...folder, is_deleted: deleted })
+      }
+      return true
+    }
+    case 'rawRenameUser': {
+      const id = at(c.userIds, w.pick) as string
+      const username = `renamed-${randomUUID().slice(0, 8)}`
+      await sql.run('UPDATE users SET username = ? WHERE id = ?', username, id)
+      c.model.users.set(id, { ...(c.model.users.get(id) as ModelUser), username })
+      return true
+    }
+  }
 }
 
 /** Sends one generated request (or walks its pages) and checks each answer. */
@@ -927,9 +1036,15 @@ export interface PropertyTarget {
   recycleEvery?: number
 }
 
+/** A property run's database: the app's store, and a second connection for plain SQL. */
+interface TargetDb {
+  store: Store
+  sql: RawSql
+}
+
 /** One backend's database and app, reopened every `recycleEvery` cases. */
 class Target {
-  private opened: { store: Store; app: FastifyInstance; cleanup(): Promise<void> } | undefined
+  private opened: (TargetDb & { app: FastifyInstance; cleanup(): Promise<void> }) | undefined
   private casesOnIt = 0
   constructor(
     private readonly backend: Backend,
@@ -940,21 +1055,26 @@ class Target {
     if (this.opened !== undefined && this.casesOnIt >= this.recycleEvery) await this.close()
     if (this.opened === undefined) {
       const opened = await this.backend.open()
-      const app = await buildApp({
+      const app = await appOver(opened.store)
+      const sql = await openRawSql(opened.url)
+      this.opened = {
         store: opened.store,
-        config: loadConfig({ RATE_LIMIT_PER_MINUTE: '0' }),
-        logger: false,
-      })
-      this.opened = { store: opened.store, app, cleanup: () => opened.cleanup() }
+        sql,
+        app,
+        cleanup: async () => {
+          await sql.close()
+          await opened.cleanup()
+        },
+      }
       this.casesOnIt = 0
     }
     this.casesOnIt++
     return this.opened.app
   }
 
-  get store(): Store {
+  get db(): TargetDb {
     if (this.opened === undefined) throw new Error('not open')
-    return this.opened.store
+    return this.opened
   }
 
   async close(): Promise<void> {
@@ -995,11 +1115,18 @@ export async function runListingProperty(backend: Backend, options: RunOptions):
       const app = await target.app()
       const prefix = `${nonce}${hex(counter++, 4)}`
       const concrete = concretise(gen, prefix, Date.now())
-      await target.store.importData(validateImport(concrete.doc, concrete.importNow))
+      await target.db.store.importData(validateImport(concrete.doc, concrete.importNow))
       stats.cases++
+      let previous: GenRequest | undefined
       for (const r of requests) {
-        if (r.action !== null) await applyAction(target.store, concrete, r.action, stats)
+        if (r.action !== null) {
+          await applyAction(target.db, concrete, r.action, stats)
+          // The request answered just before the write is in the listing cache now: asked
+          // again, it must reflect the write (a cache that missed it would answer stale).
+          if (previous !== undefined) await checkRequest(app, concrete, previous, stats)
+        }
         await checkRequest(app, concrete, r, stats)
+        previous = r
       }
     },
   )
@@ -1026,6 +1153,6 @@ export function summary(stats: CheckStats): string {
   return (
     `${stats.cases} cases, ${stats.requests} requests (${statuses}); ` +
     `${stats.laterPages} later pages, ${stats.tiedNames} pages with same-name siblings, ${stats.clamped} clamped to 100, ` +
-    `${stats.writes} Store writes between requests`
+    `${stats.writes} writes between requests (Store and plain SQL)`
   )
 }

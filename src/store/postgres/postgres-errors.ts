@@ -121,7 +121,7 @@ export function cannotConnect(target: string, error: unknown): StoreUnavailableE
   })
 }
 
-/** Driver errors become typed errors at the adapter boundary (DESIGN habit 6). */
+/** Driver errors become typed errors at the adapter boundary. */
 export function translate(target: string, error: unknown): unknown {
   if (error instanceof StoreUnavailableError || !isUnavailable(error)) return error
   const root = [...causes(error)].find(isUnavailableCause) ?? error

@@ -1,238 +1,208 @@
-import { formatTimestamp } from '../../time.js'
-import {
-  ImportError,
-  type FileRecord,
-  type FolderRecord,
-  type ImportCounts,
-  type ImportData,
-  type ImportEntry,
-  type SessionRecord,
-  type UserRecord,
-} from '../store.js'
+import { once } from 'node:events'
+import { finished } from 'node:stream/promises'
+import type { QueryConfig } from 'pg'
+import { from as copyFrom, type CopyStreamQuery } from 'pg-copy-streams'
+import { checkStaged, placeFolders, type StagingConnection } from '../staged-import-checks.js'
+import type { FolderRecord, ImportCounts, ImportItem, ImportKind, ImportSource } from '../store.js'
 import type { Client } from './postgres-connections.js'
-import { importFaults } from '../import-faults.js'
 
 /**
- * Store.importData for PostgreSQL, run inside the caller's transaction. Rows are written
- * with a few bulk statements (INSERT ... SELECT FROM unnest of one array per column)
- * instead of one round trip each. A bulk statement cannot say which row broke a rule, so
- * everything the database could refuse is checked first, with = ANY(array) look-ups, and
- * reported as the SQLite adapter reports it: the first record at fault, in insertion order
- * (users, sessions, folders parents first, files), with the same wording.
+ * Store.importStream for PostgreSQL, inside the caller's transaction. Records are streamed
+ * with COPY into temporary staging tables (dropped at commit), checked there by set-based
+ * queries once the source is exhausted (staged-import-checks.ts), then written with one
+ * INSERT ... SELECT per table. Foreign keys are checked at the end of each statement, so
+ * a child may precede its parent in the file; the statement-level count and generation
+ * triggers run once per table, touching each parent and owner once.
  */
 
-/** Rows per INSERT and ids per look-up: large enough to amortise a round trip, small
- * enough to keep one statement well under statement_timeout and the parameter small. */
-export const IMPORT_CHUNK_SIZE = 5000
+/**
+ * The import is one long transaction: the service's statement timeout (meant for requests)
+ * would cut its statements and its COPY off. pg's client-side read timer is set per query.
+ */
+const IMPORT_QUERY_TIMEOUT_MS = 24 * 60 * 60 * 1000
 
-export async function importRecords(client: Client, data: ImportData): Promise<ImportCounts> {
+/** COPY text (tab-separated) of a staged record: seq, then the record's columns. */
+const STAGING = `
+  CREATE TEMP TABLE import_users (
+    seq int8 NOT NULL, id uuid NOT NULL, username text COLLATE "C" NOT NULL, email text,
+    avatar_url text, password_hash text, is_suspended boolean NOT NULL,
+    created_at int8 NOT NULL, updated_at int8 NOT NULL) ON COMMIT DROP;
+  CREATE TEMP TABLE import_sessions (
+    seq int8 NOT NULL, id uuid NOT NULL, user_id uuid NOT NULL,
+    created_at int8 NOT NULL, expires_at int8) ON COMMIT DROP;
+  CREATE TEMP TABLE import_folders (
+    seq int8 NOT NULL, id uuid NOT NULL, name text COLLATE "C" NOT NULL, folder_id uuid,
+    owner_id uuid NOT NULL, is_deleted boolean NOT NULL,
+    created_at int8 NOT NULL, updated_at int8 NOT NULL) ON COMMIT DROP;
+  CREATE TEMP TABLE import_files (
+    seq int8 NOT NULL, id uuid NOT NULL, name text COLLATE "C" NOT NULL, folder_id uuid,
+    owner_id uuid NOT NULL, is_deleted boolean NOT NULL,
+    created_at int8 NOT NULL, updated_at int8 NOT NULL, size int8 NOT NULL) ON COMMIT DROP;
+`
+
+/**
+ * Built after the load, then analysed: autovacuum never analyses temporary tables, and
+ * without statistics the planner takes them for tiny.
+ */
+const STAGING_INDEXES = `
+  CREATE INDEX ON import_users (id);
+  CREATE INDEX ON import_users (username);
+  CREATE INDEX ON import_sessions (id);
+  CREATE INDEX ON import_folders (id, owner_id);
+  CREATE INDEX ON import_folders (folder_id);
+  CREATE INDEX ON import_files (id);
+  ANALYZE import_users, import_sessions, import_folders, import_files;
+`
+
+/** Epoch milliseconds (staged as int8, cheaper to write than text) as timestamptz(3). */
+const at = (column: string) => `'epoch'::timestamptz + ${column} * interval '1 millisecond'`
+
+const COPY_INTO_TABLES = `
+  INSERT INTO users (id, username, email, avatar_url, password_hash, is_suspended, created_at, updated_at)
+    SELECT id, username, email, avatar_url, password_hash, is_suspended, ${at('created_at')}, ${at('updated_at')}
+      FROM import_users;
+  INSERT INTO sessions (id, user_id, created_at, expires_at)
+    SELECT id, user_id, ${at('created_at')}, ${at('expires_at')} FROM import_sessions;
+  INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at)
+    SELECT id, name, folder_id, owner_id, is_deleted, ${at('created_at')}, ${at('updated_at')}
+      FROM import_folders ORDER BY id;
+  INSERT INTO files (id, name, folder_id, owner_id, size, is_deleted, created_at, updated_at)
+    SELECT id, name, folder_id, owner_id, size, is_deleted, ${at('created_at')}, ${at('updated_at')}
+      FROM import_files;
+  -- import_depth (staged-import-checks.ts) is not ON COMMIT DROP like the staging tables.
+  DROP TABLE import_depth;
+`
+
+const NEEDS_ESCAPE = /[\\\n\r\t]/
+const ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' }
+
+/** A text value in COPY's text format: backslash escapes, `\N` for null. */
+function text(value: string | null): string {
+  if (value === null) return '\\N'
+  return NEEDS_ESCAPE.test(value) ? value.replace(/[\\\n\r\t]/g, (c) => ESCAPES[c] ?? c) : value
+}
+
+const bool = (value: boolean) => (value ? 't' : 'f')
+const num = (value: number | null) => (value === null ? '\\N' : String(value))
+
+/** What folders and files share (a file is a FolderRecord with a size), without the line end. */
+function placedLine(index: number, f: FolderRecord): string {
+  return `${index}\t${f.id}\t${text(f.name)}\t${f.folder_id ?? '\\N'}\t${f.owner_id}\t${bool(f.is_deleted)}\t${f.created_at}\t${f.updated_at}`
+}
+
+function copyLine(item: ImportItem): string {
+  switch (item.kind) {
+    case 'users': {
+      const u = item.row
+      return `${item.index}\t${u.id}\t${text(u.username)}\t${text(u.email)}\t${text(u.avatar_url)}\t${text(u.password_hash)}\t${bool(u.is_suspended)}\t${u.created_at}\t${u.updated_at}\n`
+    }
+    case 'sessions': {
+      const s = item.row
+      return `${item.index}\t${s.id}\t${s.user_id}\t${s.created_at}\t${num(s.expires_at)}\n`
+    }
+    case 'folders':
+      return `${placedLine(item.index, item.row)}\n`
+    case 'files':
+      return `${placedLine(item.index, item.row)}\t${item.row.size}\n`
+  }
+}
+
+/**
+ * One COPY at a time on the connection: a run of records of one kind goes into one COPY;
+ * when the kind changes (records of several arrays interleaved), the COPY ends and the next
+ * begins. Writes wait for the socket to drain, so memory stays bounded.
+ */
+class StagingWriter {
+  private current: { kind: ImportKind; stream: CopyStreamQuery; done: Promise<void> } | null = null
+  readonly counts: ImportCounts = { users: 0, sessions: 0, folders: 0, files: 0 }
+
+  constructor(private readonly client: Client) {}
+
+  async write(batch: readonly ImportItem[]): Promise<void> {
+    let start = 0
+    while (start < batch.length) {
+      const kind = (batch[start] as ImportItem).kind
+      let end = start
+      let chunk = ''
+      while (end < batch.length && (batch[end] as ImportItem).kind === kind) {
+        chunk += copyLine(batch[end] as ImportItem)
+        end++
+      }
+      this.counts[kind] += end - start
+      const stream = await this.streamFor(kind)
+      if (!stream.write(chunk)) await Promise.race([once(stream, 'drain'), this.current?.done])
+      start = end
+    }
+  }
+
+  private async streamFor(kind: ImportKind): Promise<CopyStreamQuery> {
+    if (this.current?.kind === kind) return this.current.stream
+    await this.end()
+    const stream = copyFrom(`COPY import_${kind} FROM STDIN`)
+    // pg reads the client-side timeout from the submitted query (see IMPORT_QUERY_TIMEOUT_MS).
+    Object.assign(stream, { query_timeout: IMPORT_QUERY_TIMEOUT_MS })
+    const done = finished(stream)
+    // Awaited later (end, abort, drain); until then a failure must not count as unhandled.
+    done.catch(() => undefined)
+    this.client.query(stream)
+    this.current = { kind, stream, done }
+    return stream
+  }
+
+  /** Ends the COPY in progress; resolves once PostgreSQL has taken its rows. */
+  async end(): Promise<void> {
+    const current = this.current
+    this.current = null
+    if (current === null) return
+    current.stream.end()
+    await current.done
+  }
+
+  /** Abandons the COPY in progress (CopyFail): PostgreSQL discards it and fails the transaction. */
+  async abort(reason: unknown): Promise<void> {
+    const current = this.current
+    this.current = null
+    if (current === null) return
+    current.stream.destroy(reason instanceof Error ? reason : new Error(String(reason)))
+    await current.done.catch(() => undefined)
+  }
+}
+
+function stagingConnection(client: Client): StagingConnection {
+  const query = (sql: string, values: unknown[] = []) => {
+    let n = 0
+    // pg reads query_timeout from the query config (its types omit it).
+    const config: QueryConfig & { query_timeout: number } = {
+      text: sql.replace(/\?/g, () => `$${++n}`),
+      values,
+      query_timeout: IMPORT_QUERY_TIMEOUT_MS,
+    }
+    return client.query(config)
+  }
+  return {
+    exec: async (sql) => void (await query(sql)),
+    first: async <T>(sql: string, params?: unknown[]) => (await query(sql, params)).rows[0] as T | undefined,
+  }
+}
+
+export async function importIntoPostgres(client: Client, source: ImportSource): Promise<ImportCounts> {
+  const db = stagingConnection(client)
+  await db.exec("SET LOCAL statement_timeout = '0'")
   // Writers wait until the import commits (readers do not), so nothing stored between the
   // checks and the inserts can make an insert fail; a second import waits its turn.
-  await client.query('LOCK TABLE users, sessions, folders, files IN SHARE ROW EXCLUSIVE MODE')
-  await checkAgainstStored(client, data)
-  return {
-    users: await insertRows(client, 'users', USER_COLUMNS, data.users),
-    sessions: await insertRows(client, 'sessions', SESSION_COLUMNS, data.sessions),
-    folders: await insertRows(client, 'folders', FOLDER_COLUMNS, data.folders),
-    files: await insertRows(client, 'files', FILE_COLUMNS, data.files),
+  await db.exec('LOCK TABLE users, sessions, folders, files IN SHARE ROW EXCLUSIVE MODE')
+  await db.exec(STAGING)
+  const writer = new StagingWriter(client)
+  try {
+    for await (const batch of source) await writer.write(batch)
+    await writer.end()
+  } catch (error) {
+    await writer.abort(error)
+    throw error
   }
-}
-
-// ---- checks -------------------------------------------------------------------------
-
-const { idTaken } = importFaults
-
-async function checkAgainstStored(client: Client, data: ImportData): Promise<void> {
-  const inFile = {
-    users: new Set(data.users.map(({ row }) => row.id)),
-    folders: new Set(data.folders.map(({ row }) => row.id)),
-  }
-  const owned = [...data.folders, ...data.files].map(({ row }) => row)
-  const referencedUsers = [
-    ...data.sessions.map(({ row }) => row.user_id),
-    ...owned.map((row) => row.owner_id),
-  ]
-  const externalParents = owned.flatMap((row) =>
-    row.folder_id === null || inFile.folders.has(row.folder_id) ? [] : [row.folder_id],
-  )
-
-  const stored = {
-    userIds: await storedKeys(client, 'SELECT id AS key FROM users WHERE id = ANY($1::uuid[])', [
-      ...inFile.users,
-    ]),
-    usernames: await storedKeys(
-      client,
-      'SELECT username AS key FROM users WHERE username = ANY($1::text[])',
-      data.users.map(({ row }) => row.username),
-    ),
-    sessionIds: await storedKeys(
-      client,
-      'SELECT id AS key FROM sessions WHERE id = ANY($1::uuid[])',
-      data.sessions.map(({ row }) => row.id),
-    ),
-    referencedUsers: await storedKeys(
-      client,
-      'SELECT id AS key FROM users WHERE id = ANY($1::uuid[])',
-      referencedUsers.filter((id) => !inFile.users.has(id)),
-    ),
-    folderIds: await storedKeys(
-      client,
-      'SELECT id AS key FROM folders WHERE id = ANY($1::uuid[])',
-      data.folders.map(({ row }) => row.id),
-    ),
-    parentOwners: await storedPairs(
-      client,
-      'SELECT id AS key, owner_id AS value FROM folders WHERE id = ANY($1::uuid[])',
-      externalParents,
-    ),
-    fileIds: await storedKeys(
-      client,
-      'SELECT id AS key FROM files WHERE id = ANY($1::uuid[])',
-      data.files.map(({ row }) => row.id),
-    ),
-  }
-
-  const userExists = (id: string) => inFile.users.has(id) || stored.referencedUsers.has(id)
-  // An in-file parent precedes its children and has their owner (validate-import checks);
-  // a stored one must have the same owner, deleted or not, as the foreign key requires.
-  const parentExists = ({ folder_id, owner_id }: { folder_id: string | null; owner_id: string }) =>
-    folder_id === null || inFile.folders.has(folder_id) || stored.parentOwners.get(folder_id) === owner_id
-  const ownedFault =
-    (takenIds: Set<string>) =>
-    (row: FolderRecord | FileRecord): string | null => {
-      if (takenIds.has(row.id)) return idTaken(row.id)
-      if (!userExists(row.owner_id)) return importFaults.unknownOwner(row.owner_id)
-      if (row.folder_id !== null && !parentExists(row)) return importFaults.badParent(row.folder_id)
-      return null
-    }
-
-  throwFirstFault(data.users, (row) => {
-    // SQLite checks the username's UNIQUE index before the primary key: same precedence.
-    if (stored.usernames.has(row.username)) return importFaults.usernameTaken(row.username)
-    if (stored.userIds.has(row.id)) return idTaken(row.id)
-    return null
-  })
-  throwFirstFault(data.sessions, (row) => {
-    if (stored.sessionIds.has(row.id)) return idTaken(row.id)
-    if (!userExists(row.user_id)) return importFaults.unknownUser(row.user_id)
-    return null
-  })
-  throwFirstFault(data.folders, ownedFault(stored.folderIds))
-  throwFirstFault(data.files, ownedFault(stored.fileIds))
-}
-
-function throwFirstFault<T>(entries: ImportEntry<T>[], fault: (row: T) => string | null): void {
-  for (const { at, row } of entries) {
-    const reason = fault(row)
-    if (reason !== null) throw new ImportError(at, reason)
-  }
-}
-
-/** The distinct `values` that `sql` (selecting `key`, filtering on `= ANY($1)`) finds stored. */
-async function storedKeys(client: Client, sql: string, values: string[]): Promise<Set<string>> {
-  return new Set((await storedPairs(client, sql, values)).keys())
-}
-
-/** Like storedKeys, with the `value` column selected alongside each key. */
-async function storedPairs(client: Client, sql: string, values: string[]): Promise<Map<string, string>> {
-  const found = new Map<string, string>()
-  for (const chunk of chunks([...new Set(values)])) {
-    const { rows } = await client.query<{ key: string; value?: string }>(sql, [chunk])
-    for (const { key, value } of rows) found.set(key, value ?? key)
-  }
-  return found
-}
-
-// ---- bulk inserts -------------------------------------------------------------------
-
-/** One column of a bulk insert: its name, its PostgreSQL type and its value in a record. */
-interface Column<T> {
-  name: string
-  type: string
-  value: (row: T) => unknown
-}
-
-function column<T>(name: keyof T & string, type: string): Column<T> {
-  return { name, type, value: (row) => row[name] }
-}
-
-/** Store timestamps are epoch ms; PostgreSQL reads the ISO form exactly (ms, `Z`). */
-function timestamp<T>(name: keyof T & string, nullable = false): Column<T> {
-  return {
-    name,
-    type: 'timestamptz',
-    value: (row) => {
-      const ms = row[name] as number | null
-      return nullable && ms === null ? null : formatTimestamp(ms as number)
-    },
-  }
-}
-
-const USER_COLUMNS: Column<UserRecord>[] = [
-  column('id', 'uuid'),
-  column('username', 'text'),
-  column('email', 'text'),
-  column('avatar_url', 'text'),
-  column('password_hash', 'text'),
-  column('is_suspended', 'boolean'),
-  timestamp('created_at'),
-  timestamp('updated_at'),
-]
-
-const SESSION_COLUMNS: Column<SessionRecord>[] = [
-  column('id', 'uuid'),
-  column('user_id', 'uuid'),
-  timestamp('created_at'),
-  timestamp('expires_at', true),
-]
-
-const FOLDER_COLUMNS: Column<FolderRecord>[] = [
-  column('id', 'uuid'),
-  column('name', 'text'),
-  column('folder_id', 'uuid'),
-  column('owner_id', 'uuid'),
-  column('is_deleted', 'boolean'),
-  timestamp('created_at'),
-  timestamp('updated_at'),
-]
-
-const FILE_COLUMNS: Column<FileRecord>[] = [
-  column('id', 'uuid'),
-  column('name', 'text'),
-  column('folder_id', 'uuid'),
-  column('owner_id', 'uuid'),
-  column('size', 'bigint'),
-  column('is_deleted', 'boolean'),
-  timestamp('created_at'),
-  timestamp('updated_at'),
-]
-
-/**
- * Inserts the rows in chunks, each one statement whose parameters are one array per column.
- * Foreign keys are checked at the end of each statement, and folders arrive parents first,
- * so a parent is always in the same chunk as its child or an earlier one.
- * `table` and the column names are the constants above, never input.
- */
-async function insertRows<T>(
-  client: Client,
-  table: string,
-  columns: Column<T>[],
-  entries: ImportEntry<T>[],
-): Promise<number> {
-  const names = columns.map((c) => c.name).join(', ')
-  const arrays = columns.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ')
-  const text = `INSERT INTO ${table} (${names}) SELECT * FROM unnest(${arrays})`
-  for (const chunk of chunks(entries)) {
-    await client.query(
-      text,
-      columns.map((c) => chunk.map(({ row }) => c.value(row))),
-    )
-  }
-  return entries.length
-}
-
-function* chunks<T>(items: T[]): Generator<T[]> {
-  for (let start = 0; start < items.length; start += IMPORT_CHUNK_SIZE) {
-    yield items.slice(start, start + IMPORT_CHUNK_SIZE)
-  }
+  await db.exec(STAGING_INDEXES)
+  await checkStaged(db)
+  await placeFolders(db)
+  await db.exec(COPY_INTO_TABLES)
+  return writer.counts
 }

@@ -1,9 +1,9 @@
 import type { UmzugStorage } from 'umzug'
-import { runPendingMigrations } from '../run-migrations.js'
+import { refusal, runPendingMigrations, type SqlMigration } from '../run-migrations.js'
 import type { Client } from './postgres-connections.js'
 
 /**
- * Versioned schema of the PostgreSQL backend (CONTRACT section 7), the counterpart of
+ * Versioned schema of the PostgreSQL backend (docs/api.md, "Data model"), the counterpart of
  * sqlite-migrations.ts. Each migration runs once, recorded in schema_migrations. The whole
  * upgrade runs in the caller's transaction under a transaction-scoped advisory lock, so
  * instances starting together apply it once (the others wait, then find nothing to do) and
@@ -14,7 +14,11 @@ import type { Client } from './postgres-connections.js'
  * default collation; uuid order is byte order = the lower-case hex order of SQLite's TEXT
  * ids. Times are timestamptz(3): the millisecond precision the Store speaks.
  */
-const MIGRATIONS: { name: string; sql: string }[] = [
+/** The bounds of username and avatar_url (migration 005), as a condition over the row. */
+const USER_BOUNDS = `char_length(username) BETWEEN 1 AND 255 AND username !~ '[\\x01-\\x1f\\x7f]'
+  AND (avatar_url IS NULL OR char_length(avatar_url) <= 2048)`
+
+const MIGRATIONS: SqlMigration[] = [
   {
     name: '001-initial-schema',
     sql: `
@@ -140,6 +144,96 @@ const MIGRATIONS: { name: string; sql: string }[] = [
         FOR EACH STATEMENT EXECUTE FUNCTION folder_counts_trigger();
     `,
   },
+  {
+    // The listing generation of each owner (the twin of SQLite's 003): a number that changes,
+    // in the writing transaction, whenever anything a listing of that owner shows changes.
+    // Every instance keys its cached answers on it and reads it with the session, so a write
+    // committed by any instance, service or console shows in the very next listing. Values
+    // come from a sequence: never reused, and nextval() takes no lock, so writers of different
+    // owners do not wait on each other; writers of one owner serialise on that user's row,
+    // as the root folder count already makes them do. Statement-level triggers: a bulk
+    // statement bumps each owner it touches once, not once per row.
+    name: '003-listing-generations',
+    sql: `
+      CREATE SEQUENCE listing_generation_seq;
+      ALTER TABLE users ADD COLUMN listing_generation bigint NOT NULL
+        DEFAULT nextval('listing_generation_seq');
+
+      CREATE FUNCTION users_generation_trigger() RETURNS trigger
+      LANGUAGE plpgsql AS $$
+      BEGIN
+        NEW.listing_generation := nextval('listing_generation_seq');
+        RETURN NEW;
+      END;
+      $$;
+
+      CREATE TRIGGER users_generation_update BEFORE UPDATE OF id, username, avatar_url ON users
+        FOR EACH ROW EXECUTE FUNCTION users_generation_trigger();
+
+      CREATE FUNCTION folders_generation_trigger() RETURNS trigger
+      LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          UPDATE users SET listing_generation = nextval('listing_generation_seq')
+           WHERE id IN (SELECT DISTINCT owner_id FROM new_folders);
+        ELSIF TG_OP = 'DELETE' THEN
+          UPDATE users SET listing_generation = nextval('listing_generation_seq')
+           WHERE id IN (SELECT DISTINCT owner_id FROM old_folders);
+        ELSE
+          -- Only rows whose listed columns changed: the count triggers' own updates (which
+          -- set child_count alone) and no-op updates bump nothing.
+          UPDATE users SET listing_generation = nextval('listing_generation_seq')
+           WHERE id IN (SELECT DISTINCT owner_id FROM (
+                   (SELECT id, name, folder_id, owner_id, is_deleted, created_at, updated_at FROM old_folders
+                    EXCEPT ALL
+                    SELECT id, name, folder_id, owner_id, is_deleted, created_at, updated_at FROM new_folders)
+                   UNION ALL
+                   (SELECT id, name, folder_id, owner_id, is_deleted, created_at, updated_at FROM new_folders
+                    EXCEPT ALL
+                    SELECT id, name, folder_id, owner_id, is_deleted, created_at, updated_at FROM old_folders)
+                 ) AS changed);
+        END IF;
+        RETURN NULL;
+      END;
+      $$;
+
+      CREATE TRIGGER folders_generation_insert AFTER INSERT ON folders
+        REFERENCING NEW TABLE AS new_folders
+        FOR EACH STATEMENT EXECUTE FUNCTION folders_generation_trigger();
+      CREATE TRIGGER folders_generation_delete AFTER DELETE ON folders
+        REFERENCING OLD TABLE AS old_folders
+        FOR EACH STATEMENT EXECUTE FUNCTION folders_generation_trigger();
+      -- (A column list would be cheaper, but PostgreSQL refuses one beside transition tables.)
+      CREATE TRIGGER folders_generation_update AFTER UPDATE ON folders
+        REFERENCING OLD TABLE AS old_folders NEW TABLE AS new_folders
+        FOR EACH STATEMENT EXECUTE FUNCTION folders_generation_trigger();
+    `,
+  },
+  {
+    // The key that seals continuation tokens (src/listing/cursor.ts), kept with the data so
+    // that every instance on this database shares it unconfigured. gen_random_uuid() draws
+    // from PostgreSQL's cryptographic generator (no extension needed); two of them carry
+    // 244 random bits, which SHA-256 folds into the 32-byte key.
+    name: '004-cursor-key',
+    sql: `
+      CREATE TABLE service_keys (
+        name  text PRIMARY KEY,
+        value bytea NOT NULL CHECK (octet_length(value) = 32)
+      );
+      INSERT INTO service_keys (name, value)
+      VALUES ('cursor', sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8')));
+    `,
+  },
+  {
+    // Bounds of what every listing repeats in each folder's owner object: without them one
+    // huge username made every page of its owner huge (and past 512 MB, unserialisable).
+    name: '005-user-bounds',
+    refuseRows: {
+      query: `SELECT id::text AS id FROM users WHERE NOT (${USER_BOUNDS}) ORDER BY id LIMIT 20`,
+      rule: 'a username must be 1 to 255 characters without control characters, an avatar_url at most 2,048 characters',
+    },
+    sql: `ALTER TABLE users ADD CONSTRAINT users_bounds CHECK (${USER_BOUNDS})`,
+  },
 ]
 
 /** Key of the advisory lock that serialises migrations (any constant shared by all instances). */
@@ -177,9 +271,18 @@ export async function migratePostgres(client: Client): Promise<void> {
   await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
     name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`)
   await runPendingMigrations(
-    MIGRATIONS.map(({ name, sql }) => ({
+    MIGRATIONS.map(({ name, sql, refuseRows }) => ({
       name,
       up: async () => {
+        if (refuseRows) {
+          const { rows } = await client.query<{ id: string }>(refuseRows.query)
+          if (rows.length > 0)
+            throw refusal(
+              name,
+              refuseRows.rule,
+              rows.map((row) => row.id),
+            )
+        }
         await client.query(sql)
       },
     })),

@@ -2,11 +2,14 @@ import type { QueryConfig } from 'pg'
 import { formatTimestamp } from '../../time.js'
 import {
   StoreUnavailableError,
+  type CheckpointsQuery,
+  type FolderKey,
   type FolderPage,
   type FolderRecord,
   type FolderRow,
   type ImportCounts,
   type ImportData,
+  type ImportSource,
   type ListFoldersQuery,
   type SessionUser,
   type Store,
@@ -14,7 +17,8 @@ import {
 } from '../store.js'
 import { Connections, type PoolSettings } from './postgres-connections.js'
 import { cannotConnect } from './postgres-errors.js'
-import { importRecords } from './postgres-import.js'
+import { importIntoPostgres } from './postgres-import.js'
+import { itemsOf } from '../import-faults.js'
 import { migratePostgres } from './postgres-migrations.js'
 
 /**
@@ -65,6 +69,7 @@ interface RawFolder {
   updated_at: string
 }
 type RawFolderRecord = RawFolder & { owner_id: string; is_deleted: boolean }
+type RawSessionUser = Omit<SessionUser, 'generation'> & { generation: string }
 type RawUser = Omit<UserRecord, 'created_at' | 'updated_at'> & { created_at: string; updated_at: string }
 /** A listing row: the total, then one page row (all null on an empty page). */
 type RawListing = { total: string } & { [K in keyof RawFolder]: RawFolder[K] | null }
@@ -140,10 +145,82 @@ export const LIST_ROOT = listingStatement(
   'folder_id IS NULL',
 )
 
+/**
+ * The seek statement of a continuation token: the rows strictly after (or before) a key,
+ * found by seeking folders_listing with a row comparison (an index condition, so the depth
+ * of the key costs nothing), one row more than the page to tell whether another follows,
+ * and the total as in listingStatement: one round trip, one snapshot. No row at all when the
+ * parent is not a live folder of the owner. The key's created_at arrives as epoch ms and is
+ * compared exactly (timestamptz(3) holds whole milliseconds).
+ * $1 owner, $2 rows to read, $3 name, $4 created_at (ms), $5 id, $6 rows to skip first,
+ * $7 parent (children only).
+ */
+function seekStatement(name: string, total: string, parentFilter: string, direction: 'after' | 'before') {
+  const [comparison, order] = direction === 'after' ? ['>', LISTING_ORDER] : ['<', LISTING_ORDER_DESC]
+  return {
+    name,
+    text: `SELECT t.total, p.id, p.name, p.folder_id, p.created_at, p.updated_at
+      FROM (${total}) AS t
+      LEFT JOIN LATERAL (
+        SELECT id, name, folder_id, ${ms('folders.created_at')} AS created_at,
+               ${ms('folders.updated_at')} AS updated_at
+          FROM folders
+         WHERE owner_id = $1 AND ${parentFilter} AND NOT is_deleted
+           AND (folders.name, folders.created_at, folders.id)
+               ${comparison} ($3::text, 'epoch'::timestamptz + $4::int8 * interval '1 millisecond', $5::uuid)
+         ${order} LIMIT $2::int8 OFFSET $6::int8
+      ) AS p ON true`,
+  }
+}
+
+const CHILDREN_TOTAL =
+  'SELECT child_count::int8 AS total FROM folders WHERE id = $7 AND owner_id = $1 AND NOT is_deleted'
+const ROOT_TOTAL = 'SELECT coalesce((SELECT root_folder_count FROM users WHERE id = $1), 0)::int8 AS total'
+const SEEK = {
+  children: {
+    after: seekStatement('folder_service_seek_children_after', CHILDREN_TOTAL, 'folder_id = $7', 'after'),
+    before: seekStatement('folder_service_seek_children_before', CHILDREN_TOTAL, 'folder_id = $7', 'before'),
+  },
+  root: {
+    after: seekStatement('folder_service_seek_root_after', ROOT_TOTAL, 'folder_id IS NULL', 'after'),
+    before: seekStatement('folder_service_seek_root_before', ROOT_TOTAL, 'folder_id IS NULL', 'before'),
+  },
+}
+
+/**
+ * Checkpoints of a listing: the rows numbered in index order, every n-th kept; one pass over
+ * the index entries. No row when the parent is not a live folder of the owner; a row with a
+ * null name when it is but has no checkpoint. $1 owner, $2 every, $3 parent (children only).
+ */
+function checkpointsStatement(name: string, total: string, parentFilter: string): QueryConfig {
+  return {
+    name,
+    text: `SELECT c.name, ${ms('c.created_at')} AS created_at, c.id::text AS id
+      FROM (${total}) AS t
+      LEFT JOIN LATERAL (
+        SELECT name, created_at, id FROM (
+          SELECT folders.name, folders.created_at, folders.id,
+                 row_number() OVER (${LISTING_ORDER}) AS position
+            FROM folders WHERE owner_id = $1 AND ${parentFilter} AND NOT is_deleted
+        ) AS numbered WHERE position % $2::int8 = 0
+      ) AS c ON true
+     ORDER BY c.name, c.created_at, c.id`,
+  }
+}
+
+const CHECKPOINTS = {
+  children: checkpointsStatement(
+    'folder_service_checkpoints_children',
+    'SELECT 1 FROM folders WHERE id = $3 AND owner_id = $1 AND NOT is_deleted',
+    'folder_id = $3',
+  ),
+  root: checkpointsStatement('folder_service_checkpoints_root', 'SELECT 1', 'folder_id IS NULL'),
+}
+
 /** $1 session id, $2 now: the authentication of every request, one round trip. */
 const SESSION_USER: QueryConfig = {
   name: 'folder_service_session_user',
-  text: `SELECT u.id, u.username, u.avatar_url, u.is_suspended
+  text: `SELECT u.id, u.username, u.avatar_url, u.is_suspended, u.listing_generation::text AS generation
            FROM sessions s JOIN users u ON u.id = s.user_id
           WHERE s.id = $1 AND (s.expires_at IS NULL OR s.expires_at > $2::timestamptz)`,
 }
@@ -168,16 +245,18 @@ export class PostgresStore implements Store {
 
   async findSessionUser(sessionId: string, now: number): Promise<SessionUser | null> {
     if (!isStoredId(sessionId)) return null
-    const { rows } = await this.db.query<SessionUser>(
+    const { rows } = await this.db.query<RawSessionUser>(
       { ...SESSION_USER, values: [sessionId, formatTimestamp(now)] },
       READ,
     )
-    return rows[0] ?? null
+    const row = rows[0]
+    return row === undefined ? null : { ...row, generation: Number(row.generation) }
   }
 
-  async listFolders({ ownerId, parentId, page, limit }: ListFoldersQuery): Promise<FolderPage | null> {
+  async listFolders({ ownerId, parentId, page, limit, seek }: ListFoldersQuery): Promise<FolderPage | null> {
     if (parentId !== null && !(isStoredId(parentId) && isStoredId(ownerId))) return null
     if (!isStoredId(ownerId)) return { folders: [], total: 0 }
+    if (seek !== undefined) return this.seekFolders(ownerId, parentId, limit, seek)
     const offset = (page - 1) * limit
     const query =
       parentId === null
@@ -190,9 +269,58 @@ export class PostgresStore implements Store {
     return { folders, total: Number(first.total) }
   }
 
-  async importData(data: ImportData): Promise<ImportCounts> {
-    const counts = await this.db.transaction((client) => importRecords(client, data))
-    if (data.folders.length + data.users.length >= ANALYZE_AFTER_ROWS) {
+  private async seekFolders(
+    ownerId: string,
+    parentId: string | null,
+    limit: number,
+    { direction, key, skip }: NonNullable<ListFoldersQuery['seek']>,
+  ): Promise<FolderPage | null> {
+    // The key came out of a sealed token, so its id is one this service wrote; checked anyway.
+    if (!isStoredId(key.id)) return { folders: [], total: 0, more: false }
+    const values: unknown[] = [ownerId, limit + 1, key.name, key.created_at, key.id, skip ?? 0]
+    const statement = parentId === null ? SEEK.root[direction] : SEEK.children[direction]
+    if (parentId !== null) values.push(parentId)
+    const { rows } = await this.db.query<RawListing>({ ...statement, values }, READ)
+    const first = rows[0]
+    if (first === undefined) return null
+    const folders = rows.flatMap((row) => (row.id === null ? [] : [toFolderRow(row as RawFolder)]))
+    const more = folders.length > limit
+    if (more) folders.pop()
+    if (direction === 'before') folders.reverse()
+    return { folders, total: Number(first.total), more }
+  }
+
+  async listingCheckpoints({ ownerId, parentId, every }: CheckpointsQuery): Promise<FolderKey[] | null> {
+    if (parentId !== null && !(isStoredId(parentId) && isStoredId(ownerId))) return null
+    if (!isStoredId(ownerId)) return []
+    const query =
+      parentId === null
+        ? { ...CHECKPOINTS.root, values: [ownerId, every] }
+        : { ...CHECKPOINTS.children, values: [ownerId, every, parentId] }
+    const { rows } = await this.db.query<{ name: string | null; created_at: string; id: string }>(query, READ)
+    if (rows.length === 0) return null
+    return rows.flatMap(({ name, created_at, id }) =>
+      name === null ? [] : [{ name, created_at: Number(created_at), id }],
+    )
+  }
+
+  async cursorKey(): Promise<Uint8Array> {
+    const { rows } = await this.db.query<{ value: Buffer }>(
+      { text: "SELECT value FROM service_keys WHERE name = 'cursor'" },
+      READ,
+    )
+    const key = rows[0]
+    if (key === undefined) throw new Error('the cursor key is missing: run the migrations')
+    return key.value
+  }
+
+  importData(data: ImportData): Promise<ImportCounts> {
+    return this.importStream(itemsOf(data))
+  }
+
+  async importStream(source: ImportSource): Promise<ImportCounts> {
+    const counts = await this.db.transaction((client) => importIntoPostgres(client, source))
+    if (counts.folders + counts.users >= ANALYZE_AFTER_ROWS) {
       // Bulk-loaded rows have no planner statistics until autovacuum comes by (up to a
       // minute): meanwhile the listing of a large folder falls back to a bitmap scan and a
       // sort of every child (70 ms instead of 0.7 for 100,000 children). ANALYZE samples a

@@ -1,16 +1,25 @@
 import type Database from 'better-sqlite3'
 import type { UmzugStorage } from 'umzug'
-import { runPendingMigrations, type Migration } from '../run-migrations.js'
+import { refusal, runPendingMigrations, type Migration, type SqlMigration } from '../run-migrations.js'
 
 /**
- * Versioned schema of the embedded backend (CONTRACT section 7). Each migration runs once,
+ * Versioned schema of the embedded backend (docs/api.md, "Data model"). Each migration runs once,
  * recorded in schema_migrations; the whole upgrade is one IMMEDIATE transaction, so two
  * processes starting at once cannot both apply it and a failure leaves the old schema.
  *
  * Times are INTEGER epoch milliseconds; ids are lower-case TEXT UUIDs, whose byte order
  * equals PostgreSQL's uuid order, so the `id` tie-break sorts alike on both backends.
  */
-const MIGRATIONS: { name: string; sql: string }[] = [
+/** A users row breaking the bounds of username and avatar_url (migration 005), as SQL over `row`. */
+const userOutOfBounds = (row: string) =>
+  `(length(${row}.username) NOT BETWEEN 1 AND 255 OR instr(${row}.username, char(0)) > 0
+    OR ${row}.username GLOB '*[' || char(1) || '-' || char(31) || char(127) || ']*'
+    OR length(${row}.avatar_url) > 2048)`
+
+const USER_BOUNDS_RULE =
+  'a username must be 1 to 255 characters without control characters, an avatar_url at most 2,048 characters'
+
+const MIGRATIONS: SqlMigration[] = [
   {
     name: '001-initial-schema',
     sql: `
@@ -108,6 +117,99 @@ const MIGRATIONS: { name: string; sql: string }[] = [
       END;
     `,
   },
+  {
+    // The listing generation of each owner: a number that changes, in the writing
+    // transaction, whenever anything a listing of that owner shows changes (a folder of
+    // theirs inserted, deleted, (un)deleted, renamed, moved, re-timed; their username or
+    // avatar). Cached answers are keyed on it, so whoever writes (this service, another
+    // process, a SQL console) the next listing is right. Values come from one global counter,
+    // so a generation is never reused, not even by a user deleted and created again with the
+    // same id. The counter row costs a writer nothing extra in contention: SQLite has one
+    // writer at a time anyway.
+    name: '003-listing-generations',
+    sql: `
+      CREATE TABLE listing_generation_seq (
+        id    INTEGER PRIMARY KEY CHECK (id = 1),
+        value INTEGER NOT NULL
+      ) STRICT;
+      INSERT INTO listing_generation_seq (id, value) VALUES (1, 1);
+      ALTER TABLE users ADD COLUMN listing_generation INTEGER NOT NULL DEFAULT 1;
+
+      CREATE TRIGGER users_generation_insert AFTER INSERT ON users
+      BEGIN
+        UPDATE listing_generation_seq SET value = value + 1;
+        UPDATE users SET listing_generation = (SELECT value FROM listing_generation_seq)
+         WHERE id = NEW.id;
+      END;
+
+      CREATE TRIGGER users_generation_update AFTER UPDATE OF id, username, avatar_url ON users
+      BEGIN
+        UPDATE listing_generation_seq SET value = value + 1;
+        UPDATE users SET listing_generation = (SELECT value FROM listing_generation_seq)
+         WHERE id = NEW.id;
+      END;
+
+      CREATE TRIGGER folders_generation_insert AFTER INSERT ON folders
+      BEGIN
+        UPDATE listing_generation_seq SET value = value + 1;
+        UPDATE users SET listing_generation = (SELECT value FROM listing_generation_seq)
+         WHERE id = NEW.owner_id;
+      END;
+
+      CREATE TRIGGER folders_generation_delete AFTER DELETE ON folders
+      BEGIN
+        UPDATE listing_generation_seq SET value = value + 1;
+        UPDATE users SET listing_generation = (SELECT value FROM listing_generation_seq)
+         WHERE id = OLD.owner_id;
+      END;
+
+      -- Every column a listing shows, or that decides whether and where a folder is listed
+      -- (child_count is not one: it changes only with a child's own insert, move or delete).
+      CREATE TRIGGER folders_generation_update
+        AFTER UPDATE OF id, name, folder_id, owner_id, is_deleted, created_at, updated_at ON folders
+      BEGIN
+        UPDATE listing_generation_seq SET value = value + 1;
+        UPDATE users SET listing_generation = (SELECT value FROM listing_generation_seq)
+         WHERE id IN (OLD.owner_id, NEW.owner_id);
+      END;
+    `,
+  },
+  {
+    // The key that seals continuation tokens (src/listing/cursor.ts), made here from
+    // SQLite's cryptographic generator and kept with the data: whoever opens this
+    // database opens its tokens, and a token of another database never opens.
+    name: '004-cursor-key',
+    sql: `
+      CREATE TABLE service_keys (
+        name  TEXT PRIMARY KEY NOT NULL,
+        value BLOB NOT NULL CHECK (length(value) = 32)
+      ) STRICT;
+      INSERT INTO service_keys (name, value) VALUES ('cursor', randomblob(32));
+    `,
+  },
+  {
+    // Bounds of what every listing repeats in each folder's owner object: without them one
+    // huge username made every page of its owner huge (and past 512 MB, unserialisable).
+    // SQLite cannot add a CHECK to an existing table without rebuilding it under its
+    // foreign keys, so triggers enforce the same rule on every insert and update.
+    name: '005-user-bounds',
+    refuseRows: {
+      query: `SELECT id FROM users u WHERE ${userOutOfBounds('u')} ORDER BY id LIMIT 20`,
+      rule: USER_BOUNDS_RULE,
+    },
+    sql: `
+      CREATE TRIGGER users_bounds_insert BEFORE INSERT ON users
+      WHEN ${userOutOfBounds('NEW')}
+      BEGIN
+        SELECT RAISE(ABORT, 'users: ${USER_BOUNDS_RULE}');
+      END;
+      CREATE TRIGGER users_bounds_update BEFORE UPDATE OF username, avatar_url ON users
+      WHEN ${userOutOfBounds('NEW')}
+      BEGIN
+        SELECT RAISE(ABORT, 'users: ${USER_BOUNDS_RULE}');
+      END;
+    `,
+  },
 ]
 
 /** schema_migrations as umzug's storage; reads as empty until the first upgrade creates it. */
@@ -141,9 +243,14 @@ function migrationStorage(db: Database.Database): UmzugStorage {
  * lock and checks again inside it, in case another process upgraded meanwhile.
  */
 export async function migrateSqlite(db: Database.Database): Promise<void> {
-  const migrations: Migration[] = MIGRATIONS.map(({ name, sql }) => ({
+  const migrations: Migration[] = MIGRATIONS.map(({ name, sql, refuseRows }) => ({
     name,
-    up: () => Promise.resolve(void db.exec(sql)),
+    up: () => {
+      const offending = refuseRows && (db.prepare(refuseRows.query).pluck().all() as string[])
+      if (refuseRows && offending && offending.length > 0) throw refusal(name, refuseRows.rule, offending)
+      db.exec(sql)
+      return Promise.resolve()
+    },
   }))
   const storage = migrationStorage(db)
   const applied = new Set(await storage.executed({ context: undefined }))

@@ -1,45 +1,39 @@
 import type Database from 'better-sqlite3'
 import {
-  ImportError,
-  StoreUnavailableError,
+  type CheckpointsQuery,
+  type FolderKey,
   type FolderPage,
   type FolderRecord,
   type FolderRow,
   type ImportCounts,
   type ImportData,
-  type ImportEntry,
+  type ImportSource,
   type ListFoldersQuery,
   type SessionUser,
   type Store,
   type UserRecord,
 } from '../store.js'
 import { migrateSqlite } from './sqlite-migrations.js'
+import { translate } from './sqlite-errors.js'
 import { pageWindow } from '../page-window.js'
-import { importFaults } from '../import-faults.js'
+import { itemsOf } from '../import-faults.js'
+import { importIntoSqlite } from './sqlite-import.js'
 
 type Row = Record<string, unknown>
 
 const FOLDER_COLUMNS = 'id, name, folder_id, created_at, updated_at'
 const PAGE_COLUMNS = 'id, name, created_at, updated_at'
 type PageRow = [id: string, name: string, created_at: number, updated_at: number]
+type SessionRow = [
+  id: string,
+  username: string,
+  avatar_url: string | null,
+  suspended: number,
+  generation: number,
+]
 const ORDER = 'ORDER BY name, created_at, id'
 const ORDER_DESC = 'ORDER BY name DESC, created_at DESC, id DESC'
 const USER_COLUMNS = 'id, username, email, avatar_url, password_hash, is_suspended, created_at, updated_at'
-
-/** SQLite result codes that mean "the database is not usable right now", not a bad query. */
-const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|NOTADB|CORRUPT|READONLY)/
-
-function isSqliteError(error: unknown): error is Error & { code: string } {
-  return error instanceof Error && typeof (error as { code?: unknown }).code === 'string'
-}
-
-/** Driver errors become typed errors at the adapter boundary (DESIGN habit 6). */
-function translate(error: unknown): Error {
-  if (isSqliteError(error) && UNAVAILABLE_CODES.test(error.code)) {
-    return new StoreUnavailableError(`SQLite: ${error.message}`, { cause: error })
-  }
-  return error instanceof Error ? error : new Error(String(error))
-}
 
 function toUser(row: Row): UserRecord {
   return { ...(row as unknown as UserRecord), is_suspended: row.is_suspended === 1 }
@@ -56,13 +50,19 @@ interface HotStatements {
   rootFolderCount: Database.Statement
   childPages: PageStatements
   rootPages: PageStatements
-  dataVersion: Database.Statement
+  cursorKey: Database.Statement
 }
 
-/** A page read forwards, or backwards from the end (see store/page-window.ts). */
+/**
+ * A page read forwards, or backwards from the end (see store/page-window.ts); or, for a
+ * continuation token, the rows after or before a key, found by seeking the index.
+ */
 interface PageStatements {
   forward: Database.Statement
   fromEnd: Database.Statement
+  after: Database.Statement
+  before: Database.Statement
+  checkpoints: Database.Statement
 }
 
 // Raw rows without folder_id (the same on every row of a page): a third cheaper than
@@ -71,6 +71,25 @@ function pageStatements(db: Database.Database, from: string): PageStatements {
   return {
     forward: db.prepare(`SELECT ${PAGE_COLUMNS} ${from} ${ORDER} LIMIT ? OFFSET ?`).raw(),
     fromEnd: db.prepare(`SELECT ${PAGE_COLUMNS} ${from} ${ORDER_DESC} LIMIT ? OFFSET ?`).raw(),
+    // A row value comparison: SQLite turns it into a range on folders_listing.
+    after: db
+      .prepare(
+        `SELECT ${PAGE_COLUMNS} ${from} AND (name, created_at, id) > (?, ?, ?) ${ORDER} LIMIT ? OFFSET ?`,
+      )
+      .raw(),
+    before: db
+      .prepare(
+        `SELECT ${PAGE_COLUMNS} ${from} AND (name, created_at, id) < (?, ?, ?) ${ORDER_DESC} LIMIT ? OFFSET ?`,
+      )
+      .raw(),
+    // Numbers the rows in index order and keeps every n-th: one pass over the index entries.
+    checkpoints: db
+      .prepare(
+        `SELECT name, created_at, id FROM (
+           SELECT name, created_at, id, row_number() OVER (${ORDER}) AS position ${from}
+         ) WHERE position % ? = 0 ORDER BY position`,
+      )
+      .raw(),
   }
 }
 
@@ -78,72 +97,22 @@ function prepareHotStatements(db: Database.Database): HotStatements {
   const children = 'FROM folders WHERE owner_id = ? AND folder_id = ? AND is_deleted = 0'
   const root = 'FROM folders WHERE owner_id = ? AND folder_id IS NULL AND is_deleted = 0'
   return {
-    sessionUser: db.prepare(
-      `SELECT u.id, u.username, u.avatar_url, u.is_suspended
+    sessionUser: db
+      .prepare(
+        `SELECT u.id, u.username, u.avatar_url, u.is_suspended, u.listing_generation
          FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.id = ? AND (s.expires_at IS NULL OR s.expires_at > ?)`,
-    ),
+      )
+      .raw(),
     // One lookup answers both "is the parent a live folder of this owner?" and `total`.
     liveChildCount: db
       .prepare('SELECT child_count FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0')
       .pluck(),
     rootFolderCount: db.prepare('SELECT root_folder_count FROM users WHERE id = ?').pluck(),
-    // data_version moves when another connection commits; total_changes() when this one does.
-    dataVersion: db.prepare('SELECT (SELECT data_version FROM pragma_data_version()), total_changes()').raw(),
     childPages: pageStatements(db, children),
     rootPages: pageStatements(db, root),
+    cursorKey: db.prepare("SELECT value FROM service_keys WHERE name = 'cursor'").pluck(),
   }
-}
-
-/** Inserts each entry; a constraint violation becomes an ImportError naming the entry. */
-function insertEach<T>(
-  entries: ImportEntry<T>[],
-  insert: (row: T) => unknown,
-  explain: (row: T, code: string) => string,
-): void {
-  for (const { at, row } of entries) {
-    try {
-      insert(row)
-    } catch (error) {
-      if (isSqliteError(error) && error.code.startsWith('SQLITE_CONSTRAINT')) {
-        throw new ImportError(at, explain(row, error.code))
-      }
-      throw error
-    }
-  }
-}
-
-const INSERT_COUNT_TRIGGER = 'folders_count_insert'
-
-/**
- * Runs a bulk folder insert with the per-row count trigger lifted, then adds what the new
- * live folders contribute to their parents' and owners' counts in one update per parent.
- * Must run inside the import's write transaction: DDL is transactional in SQLite, so other
- * connections never see the trigger missing, and a failed import restores it by rollback.
- */
-function withCountsAppliedInBulk(
-  db: Database.Database,
-  folders: ImportEntry<FolderRecord>[],
-  insert: () => void,
-) {
-  const triggerSql = db
-    .prepare("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?")
-    .pluck()
-    .get(INSERT_COUNT_TRIGGER) as string
-  db.exec(`DROP TRIGGER ${INSERT_COUNT_TRIGGER}`)
-  insert()
-  const children = new Map<string, number>()
-  const roots = new Map<string, number>()
-  for (const { row } of folders) {
-    if (row.is_deleted) continue
-    const [counts, key] = row.folder_id === null ? [roots, row.owner_id] : [children, row.folder_id]
-    counts.set(key, (counts.get(key) ?? 0) + 1)
-  }
-  const addChildren = db.prepare('UPDATE folders SET child_count = child_count + ? WHERE id = ?')
-  for (const [id, n] of children) addChildren.run(n, id)
-  const addRoots = db.prepare('UPDATE users SET root_folder_count = root_folder_count + ? WHERE id = ?')
-  for (const [id, n] of roots) addRoots.run(n, id)
-  db.exec(triggerSql)
 }
 
 /** The embedded backend: better-sqlite3 on one file in WAL mode (see openStore). */
@@ -151,6 +120,12 @@ export class SqliteStore implements Store {
   readonly kind = 'sqlite'
   private readonly db: Database.Database
   private closed = false
+  /**
+   * An import in progress: its write transaction stays open on this connection while the
+   * source is read (asynchronously), so every other call waits for it to end rather than
+   * run inside it.
+   */
+  private importing: Promise<unknown> | null = null
 
   private hot: HotStatements | undefined
   private listing: ((query: ListFoldersQuery) => FolderPage | null) | undefined
@@ -166,6 +141,7 @@ export class SqliteStore implements Store {
 
   /** Runs a synchronous database call, translating driver errors. */
   private run<T>(work: () => T): Promise<T> {
+    if (this.importing !== null) return this.importing.then(() => this.run(work))
     try {
       return Promise.resolve(work())
     } catch (error) {
@@ -179,14 +155,10 @@ export class SqliteStore implements Store {
 
   findSessionUser(sessionId: string, now: number): Promise<SessionUser | null> {
     return this.run(() => {
-      const row = this.q.sessionUser.get(sessionId, now) as Row | undefined
+      const row = this.q.sessionUser.get(sessionId, now) as SessionRow | undefined
       if (row === undefined) return null
-      return {
-        id: row.id as string,
-        username: row.username as string,
-        avatar_url: row.avatar_url as string | null,
-        is_suspended: row.is_suspended === 1,
-      }
+      const [id, username, avatar_url, suspended, generation] = row
+      return { id, username, avatar_url, is_suspended: suspended === 1, generation }
     })
   }
 
@@ -198,119 +170,80 @@ export class SqliteStore implements Store {
     return this.run(() => listing(query))
   }
 
-  private readListing({ ownerId, parentId, page, limit }: ListFoldersQuery): FolderPage | null {
+  private readListing({ ownerId, parentId, page, limit, seek }: ListFoldersQuery): FolderPage | null {
     const q = this.q
     const total = (
       parentId === null ? (q.rootFolderCount.get(ownerId) ?? 0) : q.liveChildCount.get(parentId, ownerId)
     ) as number | undefined
     if (total === undefined) return null
-    const window = pageWindow(total, page, limit)
-    if (window === null) return { folders: [], total }
     const pages = parentId === null ? q.rootPages : q.childPages
     const args = parentId === null ? [ownerId] : [ownerId, parentId]
+    const toFolders = (rows: PageRow[]) =>
+      rows.map(([id, name, created_at, updated_at]): FolderRow => ({
+        id,
+        name,
+        folder_id: parentId,
+        created_at,
+        updated_at,
+      }))
+    if (seek !== undefined) {
+      const { name, created_at, id } = seek.key
+      // One row more than the page tells whether another page lies beyond it.
+      const rows = pages[seek.direction].all(
+        ...args,
+        name,
+        created_at,
+        id,
+        limit + 1,
+        seek.skip ?? 0,
+      ) as PageRow[]
+      const more = rows.length > limit
+      if (more) rows.pop()
+      if (seek.direction === 'before') rows.reverse()
+      return { folders: toFolders(rows), total, more }
+    }
+    const window = pageWindow(total, page, limit)
+    if (window === null) return { folders: [], total }
     const rows = (window.fromEnd ? pages.fromEnd : pages.forward).all(
       ...args,
       window.limit,
       window.offset,
     ) as PageRow[]
     if (window.fromEnd) rows.reverse()
-    const folders = rows.map(([id, name, created_at, updated_at]): FolderRow => ({
-      id,
-      name,
-      folder_id: parentId,
-      created_at,
-      updated_at,
-    }))
-    return { folders, total }
+    return { folders: toFolders(rows), total }
+  }
+
+  listingCheckpoints({ ownerId, parentId, every }: CheckpointsQuery): Promise<FolderKey[] | null> {
+    return this.run(() => {
+      const q = this.q
+      if (parentId !== null && q.liveChildCount.get(parentId, ownerId) === undefined) return null
+      const [pages, args] = parentId === null ? [q.rootPages, [ownerId]] : [q.childPages, [ownerId, parentId]]
+      const rows = pages.checkpoints.all(...args, every) as [name: string, created_at: number, id: string][]
+      return rows.map(([name, created_at, id]) => ({ name, created_at, id }))
+    })
+  }
+
+  cursorKey(): Promise<Uint8Array> {
+    return this.run(() => this.q.cursorKey.get() as Buffer)
+  }
+
+  /** Holds the connection (one write transaction) until the source is exhausted and checked. */
+  importStream(source: ImportSource): Promise<ImportCounts> {
+    if (this.importing !== null) return this.importing.then(() => this.importStream(source))
+    const job = importIntoSqlite(this.db, source).catch((error: unknown) => Promise.reject(translate(error)))
+    const settled = job.then(
+      () => undefined,
+      () => undefined,
+    )
+    this.importing = settled
+    void settled.then(() => {
+      if (this.importing === settled) this.importing = null
+    })
+    return job
   }
 
   importData(data: ImportData): Promise<ImportCounts> {
-    return this.run(() => this.db.transaction(() => this.insertAll(data)).immediate())
-  }
-
-  private insertAll(data: ImportData): ImportCounts {
-    const db = this.db
-    const insertUser = db.prepare(`INSERT INTO users (${USER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-    const insertSession = db.prepare(
-      'INSERT INTO sessions (id, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)',
-    )
-    const insertFolder = db.prepare(
-      'INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    )
-    const insertFile = db.prepare(
-      `INSERT INTO files (id, name, folder_id, owner_id, size, is_deleted, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    const userExists = db.prepare('SELECT 1 FROM users WHERE id = ?').pluck()
-    const { idTaken } = importFaults
-    const owned = (row: { owner_id: string; folder_id: string | null }, code: string, id: string): string => {
-      if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE') return idTaken(id)
-      if (userExists.get(row.owner_id) === undefined) return importFaults.unknownOwner(row.owner_id)
-      if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY' && row.folder_id !== null) {
-        return importFaults.badParent(row.folder_id)
-      }
-      return 'violates a rule of the data model'
-    }
-
-    insertEach(
-      data.users,
-      (u) =>
-        insertUser.run(
-          u.id,
-          u.username,
-          u.email,
-          u.avatar_url,
-          u.password_hash,
-          u.is_suspended ? 1 : 0,
-          u.created_at,
-          u.updated_at,
-        ),
-      (u, code) =>
-        code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ? idTaken(u.id) : importFaults.usernameTaken(u.username),
-    )
-    insertEach(
-      data.sessions,
-      (s) => insertSession.run(s.id, s.user_id, s.created_at, s.expires_at),
-      (s, code) =>
-        code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ? idTaken(s.id) : importFaults.unknownUser(s.user_id),
-    )
-    withCountsAppliedInBulk(db, data.folders, () =>
-      insertEach(
-        data.folders,
-        (f) =>
-          insertFolder.run(
-            f.id,
-            f.name,
-            f.folder_id,
-            f.owner_id,
-            f.is_deleted ? 1 : 0,
-            f.created_at,
-            f.updated_at,
-          ),
-        (f, code) => owned(f, code, f.id),
-      ),
-    )
-    insertEach(
-      data.files,
-      (f) =>
-        insertFile.run(
-          f.id,
-          f.name,
-          f.folder_id,
-          f.owner_id,
-          f.size,
-          f.is_deleted ? 1 : 0,
-          f.created_at,
-          f.updated_at,
-        ),
-      (f, code) => owned(f, code, f.id),
-    )
-    return {
-      users: data.users.length,
-      sessions: data.sessions.length,
-      folders: data.folders.length,
-      files: data.files.length,
-    }
+    return this.importStream(itemsOf(data))
   }
 
   findUser(idOrUsername: string): Promise<UserRecord | null> {
@@ -376,16 +309,6 @@ export class SqliteStore implements Store {
 
   countUsers(): Promise<number> {
     return this.run(() => this.db.prepare('SELECT count(*) FROM users').pluck().get() as number)
-  }
-
-  dataVersion(): string | undefined {
-    try {
-      const [other, own] = this.q.dataVersion.get() as [number, number]
-      return `${other}:${own}`
-    } catch {
-      // Unknown is always safe: the caller then reads the database.
-      return undefined
-    }
   }
 
   ping(): Promise<void> {

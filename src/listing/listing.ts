@@ -1,0 +1,204 @@
+import { strongEtag } from '../http/conditional-get.js'
+import { normaliseUuid } from '../ids.js'
+import type { FolderListBody } from '../schemas/folder.js'
+import { DEFAULT_LIMIT, MAX_LIMIT, type ListFoldersQueryString } from '../schemas/list-folders-query.js'
+import { problems } from '../http/problems.js'
+import type {
+  FolderKey,
+  FolderRow,
+  ListFoldersQuery,
+  OwnerInfo,
+  SessionUser,
+  ServingStore,
+} from '../store/store.js'
+import { formatTimestamp } from '../time.js'
+import { CursorSealer, cursorBinding, nameDigest, type OpenedCursor, type Seek } from './cursor.js'
+import type { CachedListing, ListingCache } from './listing-cache.js'
+import { paginationLinks, type PageLinks } from './pagination-links.js'
+
+/**
+ * The listing of GET /v1/folders, assembled once and kept: the Store's rows become the
+ * response body (serialised through the route's 200 schema), its strong ETag and its Link
+ * header, cached under the owner's listing generation (see listing-cache.ts).
+ */
+
+export const LIST_PATH = '/v1/folders'
+
+/** What a listing request asks for, after validation: limit clamped, folder id lower-cased. */
+export interface ListingQuery {
+  /** null: the root */
+  parentId: string | null
+  page: number
+  limit: number
+  /** the continuation token as sent; null: a plain offset page */
+  cursor: string | null
+}
+
+/** The route's 200 serialiser: only the fields of the FolderList schema reach the bytes. */
+export type SerializeListing = (body: FolderListBody) => string
+
+export function listingQuery({ folder_id, page, limit, cursor }: ListFoldersQueryString): ListingQuery {
+  return {
+    parentId: folder_id === undefined ? null : normaliseUuid(folder_id),
+    page: page === undefined ? 1 : Number(page),
+    limit: limit === undefined ? DEFAULT_LIMIT : Math.min(Number(limit), MAX_LIMIT),
+    cursor: cursor ?? null,
+  }
+}
+
+/** Sorts after every character: a name prefix followed by it sorts after all its extensions. */
+const LAST_CHARACTER = '\u{10FFFF}'
+
+const keyOf = (row: FolderRow): FolderKey => ({ name: row.name, created_at: row.created_at, id: row.id })
+
+function toFolderBody(row: FolderRow, owner: OwnerInfo) {
+  return {
+    id: row.id,
+    name: row.name,
+    folder_id: row.folder_id,
+    owner,
+    created_at: formatTimestamp(row.created_at),
+    updated_at: formatTimestamp(row.updated_at),
+  }
+}
+
+/**
+ * Deep offset pages start from a checkpoint: the key of every CHECKPOINT_EVERY-th child,
+ * read in one pass of the folder's index entries per listing generation, so a page anywhere
+ * in a huge folder is a seek and a skip of fewer than CHECKPOINT_EVERY rows. Without them a
+ * middle page of 200,000 children stepped over 100,000 index entries (about 11 ms of the one
+ * event loop every user shares); offsets below DEEP_OFFSET are cheap enough as they are.
+ */
+const CHECKPOINT_EVERY = 200
+const DEEP_OFFSET = 2000
+/** listings whose checkpoints are kept (a few KB each), least recently used out first */
+const CHECKPOINT_LISTINGS = 256
+
+export class Listings {
+  private sealer: Promise<CursorSealer> | null = null
+  /** (owner, generation, parent) -> checkpoint keys; a promise, so concurrent misses share one read */
+  private readonly checkpoints = new Map<string, Promise<FolderKey[] | null>>()
+
+  constructor(
+    private readonly store: Pick<
+      ServingStore,
+      'listFolders' | 'findFolder' | 'cursorKey' | 'listingCheckpoints'
+    >,
+    private readonly cache: ListingCache,
+  ) {}
+
+  /** Where a deep offset page starts: the checkpoint at or before it and the rows to skip. */
+  private async checkpointSeek(
+    user: SessionUser,
+    parentId: string | null,
+    offset: number,
+  ): Promise<NonNullable<ListFoldersQuery['seek']> | undefined> {
+    const key = `${user.id} ${user.generation} ${parentId ?? ''}`
+    let keys = this.checkpoints.get(key)
+    if (keys === undefined) {
+      keys = this.store.listingCheckpoints({ ownerId: user.id, parentId, every: CHECKPOINT_EVERY })
+      keys.catch(() => this.checkpoints.delete(key))
+      if (this.checkpoints.size >= CHECKPOINT_LISTINGS) {
+        this.checkpoints.delete(this.checkpoints.keys().next().value as string)
+      }
+    } else {
+      this.checkpoints.delete(key) // re-inserted below: most recently used
+    }
+    this.checkpoints.set(key, keys)
+    const found = await keys
+    const at = Math.min(Math.floor(offset / CHECKPOINT_EVERY), found?.length ?? 0)
+    const checkpoint = found?.[at - 1]
+    if (checkpoint === undefined) return undefined
+    return { direction: 'after', key: checkpoint, skip: offset - at * CHECKPOINT_EVERY }
+  }
+
+  /** The deployment's sealer, read from the database once (again after a failed read). */
+  private cursors(): Promise<CursorSealer> {
+    this.sealer ??= this.store.cursorKey().then(
+      (key) => new CursorSealer(key),
+      (error: unknown) => {
+        this.sealer = null
+        throw error
+      },
+    )
+    return this.sealer
+  }
+
+  /**
+   * The finished answer for `user`'s listing; null when the parent is not a live folder of
+   * theirs (missing, foreign or deleted: one answer). The generation read with the session
+   * is at least as old as the data read after it, so an entry is never older than its key.
+   * A cursor that this deployment did not seal for this user and parent is a 400, checked
+   * before the parent (the check order of docs/api.md: 400 before 404).
+   */
+  async answer(
+    user: SessionUser,
+    query: ListingQuery,
+    serialize: SerializeListing,
+  ): Promise<CachedListing | null> {
+    const { parentId, page, limit, cursor } = query
+    const key = this.cache.enabled
+      ? `${user.id} ${user.generation} ${parentId ?? ''} ${page} ${limit} ${cursor ?? ''}`
+      : ''
+    const cached = this.cache.enabled ? this.cache.get(key) : undefined
+    if (cached !== undefined) return cached
+
+    const binding = cursorBinding(user.id, parentId)
+    let seek: ListFoldersQuery['seek']
+    if (cursor !== null) {
+      const opened = (await this.cursors()).open(cursor, binding)
+      if (opened === null) throw problems.invalidParameter('cursor')
+      seek = await this.resolve(opened)
+    } else if ((page - 1) * limit >= DEEP_OFFSET) {
+      seek = await this.checkpointSeek(user, parentId, (page - 1) * limit)
+    }
+    const result = await this.store.listFolders({ ownerId: user.id, parentId, page, limit, seek })
+    if (result === null) return null
+    // Every listed folder belongs to the session's user, so one owner object serves all.
+    const owner: OwnerInfo = { id: user.id, username: user.username, avatar_url: user.avatar_url }
+    const body = Buffer.from(
+      serialize({
+        folders: result.folders.map((row) => toFolderBody(row, owner)),
+        total: result.total,
+        page,
+        limit,
+      }),
+    )
+    const first = result.folders[0]
+    const last = result.folders.at(-1)
+    const links: PageLinks = { parentId, page, limit, total: result.total }
+    if (first !== undefined && last !== undefined) {
+      const sealer = await this.cursors()
+      // Which neighbours exist: offset pages know from the total; cursor pages from the
+      // extra row read in their direction (the other side held the token's boundary).
+      const hasNext =
+        cursor === null
+          ? page < Math.ceil(result.total / limit)
+          : seek?.direction === 'before' || result.more === true
+      const hasPrev = cursor === null || seek?.direction === 'after' ? page > 1 : result.more === true
+      links.cursors = {
+        next: hasNext ? sealer.seal('after', keyOf(last), binding) : null,
+        prev: hasPrev ? sealer.seal('before', keyOf(first), binding) : null,
+      }
+    }
+    const listing = { body, etag: strongEtag(body), link: paginationLinks(LIST_PATH, links) }
+    if (this.cache.enabled) this.cache.set(key, listing)
+    return listing
+  }
+
+  /**
+   * A token holds a long boundary name only as a prefix and a digest. The folder, when it
+   * still has that name (deleted or not), gives the exact key back. Renamed or gone, the
+   * prefix stands in for the name, on the side that repeats folders rather than skips them:
+   * only folders whose names share those first 123 bytes can be shown twice.
+   */
+  private async resolve(opened: OpenedCursor): Promise<Seek> {
+    const { direction, key, nameDigest: digest } = opened
+    if (digest === null) return { direction, key }
+    const folder = await this.store.findFolder(key.id)
+    if (folder !== null && nameDigest(folder.name).equals(digest)) {
+      return { direction, key: { ...key, name: folder.name } }
+    }
+    return { direction, key: { ...key, name: direction === 'after' ? key.name : key.name + LAST_CHARACTER } }
+  }
+}

@@ -1,0 +1,189 @@
+import type Database from 'better-sqlite3'
+import { checkStaged, placeFolders, type StagingConnection } from '../staged-import-checks.js'
+import type { FolderRecord, ImportCounts, ImportItem, ImportKind, ImportSource } from '../store.js'
+
+/**
+ * Store.importStream for SQLite. One IMMEDIATE write transaction holds the whole import:
+ * records go, as they are read, into TEMP staging tables (spilled to a temporary file, so
+ * memory stays bounded); once the source is exhausted the database checks them with a few
+ * set-based queries (parent cycles with one recursive query), and copies them into the
+ * real tables with one INSERT ... SELECT per table, in primary key order (what a WITHOUT
+ * ROWID B-tree likes).
+ *
+ * The per-row triggers that maintain child counts and listing generations would run one
+ * UPDATE per folder; they are lifted for the copy and their effect applied once per parent
+ * and once per owner. DDL is transactional in SQLite: other connections never see a
+ * trigger missing, and a failed import restores them by rollback.
+ */
+
+const STAGING = `
+  CREATE TEMP TABLE import_users (
+    seq INTEGER PRIMARY KEY, id TEXT NOT NULL, username TEXT NOT NULL, email TEXT,
+    avatar_url TEXT, password_hash TEXT, is_suspended INTEGER NOT NULL,
+    created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+  CREATE TEMP TABLE import_sessions (
+    seq INTEGER PRIMARY KEY, id TEXT NOT NULL, user_id TEXT NOT NULL,
+    created_at INTEGER NOT NULL, expires_at INTEGER);
+  CREATE TEMP TABLE import_folders (
+    seq INTEGER PRIMARY KEY, id TEXT NOT NULL, name TEXT NOT NULL, folder_id TEXT,
+    owner_id TEXT NOT NULL, is_deleted INTEGER NOT NULL,
+    created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+  CREATE TEMP TABLE import_files (
+    seq INTEGER PRIMARY KEY, id TEXT NOT NULL, name TEXT NOT NULL, folder_id TEXT,
+    owner_id TEXT NOT NULL, is_deleted INTEGER NOT NULL,
+    created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, size INTEGER NOT NULL);
+`
+
+/** Built after the load (one sort each, cheaper than keeping them up to date row by row). */
+const STAGING_INDEXES = `
+  CREATE INDEX temp.import_users_id ON import_users (id);
+  CREATE INDEX temp.import_users_username ON import_users (username);
+  CREATE INDEX temp.import_sessions_id ON import_sessions (id);
+  CREATE INDEX temp.import_folders_id ON import_folders (id, owner_id);
+  CREATE INDEX temp.import_folders_parent ON import_folders (folder_id);
+  CREATE INDEX temp.import_files_id ON import_files (id);
+`
+
+const DROP_STAGING = `
+  DROP TABLE temp.import_users; DROP TABLE temp.import_sessions;
+  DROP TABLE temp.import_folders; DROP TABLE temp.import_files;
+  DROP TABLE IF EXISTS temp.import_depth;
+`
+
+/** Staged rows per array; bound parameters in column order. */
+const STAGE_SQL: Record<ImportKind, string> = {
+  users: 'INSERT INTO import_users VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  sessions: 'INSERT INTO import_sessions VALUES (?, ?, ?, ?, ?)',
+  folders: 'INSERT INTO import_folders VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  files: 'INSERT INTO import_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+}
+
+/** What folders and files share (a file is a FolderRecord with a size), in staging column order after seq. */
+function placedValues(f: FolderRecord): unknown[] {
+  return [f.id, f.name, f.folder_id, f.owner_id, f.is_deleted ? 1 : 0, f.created_at, f.updated_at]
+}
+
+function stagedValues(item: ImportItem): unknown[] {
+  switch (item.kind) {
+    case 'users': {
+      const u = item.row
+      const suspended = u.is_suspended ? 1 : 0
+      return [u.id, u.username, u.email, u.avatar_url, u.password_hash, suspended, u.created_at, u.updated_at]
+    }
+    case 'sessions': {
+      const s = item.row
+      return [s.id, s.user_id, s.created_at, s.expires_at]
+    }
+    case 'folders':
+      return placedValues(item.row)
+    case 'files':
+      return [...placedValues(item.row), item.row.size]
+  }
+}
+
+const LIFTED_TRIGGERS = ['folders_count_insert', 'folders_generation_insert']
+
+/** Copies the staged rows into the real tables and applies what the lifted triggers would. */
+function copyStaged(db: Database.Database): void {
+  db.exec(`
+    INSERT INTO main.users (id, username, email, avatar_url, password_hash, is_suspended, created_at, updated_at)
+      SELECT id, username, email, avatar_url, password_hash, is_suspended, created_at, updated_at
+        FROM import_users ORDER BY id;
+    INSERT INTO main.sessions (id, user_id, created_at, expires_at)
+      SELECT id, user_id, created_at, expires_at FROM import_sessions ORDER BY id;
+  `)
+  const triggers = LIFTED_TRIGGERS.map(
+    (name) =>
+      db
+        .prepare("SELECT sql FROM main.sqlite_master WHERE type = 'trigger' AND name = ?")
+        .pluck()
+        .get(name) as string | undefined,
+  )
+  for (const name of LIFTED_TRIGGERS) db.exec(`DROP TRIGGER IF EXISTS main.${name}`)
+  db.exec(`
+    INSERT INTO main.folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at)
+      SELECT f.id, f.name, f.folder_id, f.owner_id, f.is_deleted, f.created_at, f.updated_at
+        FROM import_folders AS f ORDER BY f.id;
+
+    -- folders_count_insert, once per parent and once per owner of new root folders.
+    UPDATE main.folders SET child_count = child_count + c.n
+      FROM (SELECT folder_id, count(*) AS n FROM import_folders
+             WHERE is_deleted = 0 AND folder_id IS NOT NULL GROUP BY folder_id) AS c
+     WHERE folders.id = c.folder_id;
+    UPDATE main.users SET root_folder_count = root_folder_count + c.n
+      FROM (SELECT owner_id, count(*) AS n FROM import_folders
+             WHERE is_deleted = 0 AND folder_id IS NULL GROUP BY owner_id) AS c
+     WHERE users.id = c.owner_id;
+
+    -- folders_generation_insert, once for the import: every owner with a new folder gets a
+    -- generation never used before.
+    UPDATE main.listing_generation_seq SET value = value + 1
+     WHERE EXISTS (SELECT 1 FROM import_folders);
+    UPDATE main.users SET listing_generation = (SELECT value FROM main.listing_generation_seq)
+     WHERE id IN (SELECT owner_id FROM import_folders);
+  `)
+  for (const sql of triggers) if (sql !== undefined) db.exec(sql)
+  db.exec(`
+    INSERT INTO main.files (id, name, folder_id, owner_id, size, is_deleted, created_at, updated_at)
+      SELECT id, name, folder_id, owner_id, size, is_deleted, created_at, updated_at
+        FROM import_files ORDER BY id;
+  `)
+}
+
+function stagingConnection(db: Database.Database): StagingConnection {
+  return {
+    exec: (sql) => Promise.resolve(void db.exec(sql)),
+    first: <T>(sql: string, params: unknown[] = []) =>
+      Promise.resolve(db.prepare(sql).get(...params) as T | undefined),
+  }
+}
+
+function stagedCounts(db: Database.Database): ImportCounts {
+  const count = (kind: ImportKind) =>
+    db.prepare(`SELECT count(*) FROM import_${kind}`).pluck().get() as number
+  return {
+    users: count('users'),
+    sessions: count('sessions'),
+    folders: count('folders'),
+    files: count('files'),
+  }
+}
+
+/**
+ * Foreign keys are off for the connection while it imports (SQLite takes the setting only
+ * outside a transaction): the staging checks above have already established, under the
+ * write lock, every reference the keys would check, and SQLite's row-by-row enforcement
+ * would more than double the copy (a folder's parent key has no usable index: the listing
+ * index is partial). Other connections keep enforcing them.
+ */
+export async function importIntoSqlite(db: Database.Database, source: ImportSource): Promise<ImportCounts> {
+  const enforced = db.pragma('foreign_keys', { simple: true }) === 1
+  db.pragma('foreign_keys = OFF')
+  db.exec('BEGIN IMMEDIATE')
+  try {
+    db.exec(STAGING)
+    const statements = {
+      users: db.prepare(STAGE_SQL.users),
+      sessions: db.prepare(STAGE_SQL.sessions),
+      folders: db.prepare(STAGE_SQL.folders),
+      files: db.prepare(STAGE_SQL.files),
+    }
+    for await (const batch of source) {
+      for (const item of batch) statements[item.kind].run(item.index, ...stagedValues(item))
+    }
+    db.exec(STAGING_INDEXES)
+    const staging = stagingConnection(db)
+    await checkStaged(staging)
+    await placeFolders(staging)
+    const counts = stagedCounts(db)
+    copyStaged(db)
+    db.exec(DROP_STAGING)
+    db.exec('COMMIT')
+    return counts
+  } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK')
+    throw error
+  } finally {
+    if (enforced) db.pragma('foreign_keys = ON')
+  }
+}

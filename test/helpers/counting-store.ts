@@ -1,0 +1,47 @@
+import { validateImport } from '../../src/import/validate-import.js'
+import type { Store } from '../../src/store/store.js'
+import type { Backend } from './backends.js'
+import { appOver } from './fixtures.js'
+import { openRawSql } from './raw-sql.js'
+
+/** The store, with a count of its listFolders calls: a cached answer makes none. */
+export function countingReads(store: Store): { store: Store; reads: () => number } {
+  let reads = 0
+  const wrapped = new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === 'listFolders') {
+        return (...args: Parameters<Store['listFolders']>) => {
+          reads++
+          return target.listFolders(...args)
+        }
+      }
+      const value: unknown = Reflect.get(target, prop, receiver)
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+    },
+  })
+  return { store: wrapped, reads: () => reads }
+}
+
+/**
+ * A fresh `backend` loaded with `doc`, the app over it (reads counted), and a second
+ * connection for plain SQL writes: the set-up of every test that writes behind the
+ * service's back and checks the next answer.
+ */
+export async function appWithRawSql(backend: Backend, doc: unknown, now: number) {
+  const opened = await backend.open()
+  await opened.store.importData(validateImport(doc, now))
+  const counted = countingReads(opened.store)
+  const app = await appOver(counted.store)
+  const sql = await openRawSql(opened.url)
+  return {
+    ...opened,
+    app,
+    sql,
+    reads: counted.reads,
+    async close() {
+      await app.close()
+      await sql.close()
+      await opened.cleanup()
+    },
+  }
+}
