@@ -1,6 +1,6 @@
 import { UsageError } from './run-command.js'
 
-/** `30d`, `12h`, `15m`, `90s` -> milliseconds (CONTRACT section 8, `session add --ttl`). */
+/** `30d`, `12h`, `15m`, `90s` -> milliseconds (`session add --ttl`, README, "Command line"). */
 
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
 const MAX_MS = 100 * 365 * UNIT_MS.d!

@@ -4,7 +4,7 @@ import { registerAdminCommands } from './commands/admin.js'
 import { registerDataCommands } from './commands/data.js'
 import { registerServeCommand } from './commands/serve.js'
 
-/** The `folder-service` command (CONTRACT section 8). */
+/** The `folder-service` command (README, "Command line"). */
 
 const program = new Command('folder-service')
   .description('Folder listing service: serve GET /v1/folders and manage its data')

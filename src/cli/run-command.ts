@@ -5,7 +5,7 @@ import type { Store } from '../store/store.js'
 /**
  * How every CLI command runs: settings from --db and the environment, a store opened and
  * always closed, and any failure reported as one line on stderr with exit code 1
- * (CONTRACT section 8: bad arguments give a one-line error and a non-zero exit).
+ * (README, "Command line": bad arguments give a one-line error and a non-zero exit).
  */
 
 export class UsageError extends Error {

@@ -18,6 +18,8 @@ const strict = { additionalProperties: false } as const
 export const ImportUser = Type.Object(
   {
     id: Type.Optional(Uuid),
+    // Control characters and the length bound (in code points, as the databases count) are
+    // checked in validate-import.ts.
     username: Type.String({ minLength: 1, pattern: '^[^\\u0000]+$' }),
     email: Type.Optional(NullableString),
     avatar_url: Type.Optional(NullableString),
@@ -72,14 +74,21 @@ export const ImportFile = Type.Object(
   strict,
 )
 
-export const ImportFileSchema = Type.Object(
+/** The file around the records, each of which is checked against its own schema above. */
+export const ImportFileShape = Type.Object(
   {
-    users: Type.Optional(Type.Array(ImportUser)),
-    sessions: Type.Optional(Type.Array(ImportSession)),
-    folders: Type.Optional(Type.Array(ImportFolder)),
-    files: Type.Optional(Type.Array(ImportFile)),
+    users: Type.Optional(Type.Array(Type.Unknown())),
+    sessions: Type.Optional(Type.Array(Type.Unknown())),
+    folders: Type.Optional(Type.Array(Type.Unknown())),
+    files: Type.Optional(Type.Array(Type.Unknown())),
   },
   strict,
 )
 
-export type ImportFileData = Static<typeof ImportFileSchema>
+/** A data file as its writer builds it (tests, seeding). */
+export interface ImportFileData {
+  users?: Static<typeof ImportUser>[]
+  sessions?: Static<typeof ImportSession>[]
+  folders?: Static<typeof ImportFolder>[]
+  files?: Static<typeof ImportFile>[]
+}

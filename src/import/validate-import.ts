@@ -1,3 +1,5 @@
+import { quoted } from '../printable.js'
+import type { Static } from '@sinclair/typebox'
 import { TypeCompiler, ValueErrorType, type ValueError } from '@sinclair/typebox/compiler'
 import { newId, normaliseUuid } from '../ids.js'
 import { parseTimestamp } from '../time.js'
@@ -6,18 +8,34 @@ import {
   type FileRecord,
   type FolderRecord,
   type ImportData,
-  type ImportEntry,
+  type ImportItem,
+  type ImportKind,
+  type SessionRecord,
+  type UserRecord,
 } from '../store/store.js'
-import { ImportFileSchema, type ImportFileData } from './import-schema.js'
+import { ImportFile, ImportFileShape, ImportFolder, ImportSession, ImportUser } from './import-schema.js'
 
 /**
- * Turns a parsed data file into an {@link ImportData}, or throws ImportError naming the
- * first record at fault. Everything that can be decided without the database is decided
- * here, once, for both backends; what needs the database (ids or usernames already stored,
- * owners and parents outside the file) is the adapter's part of Store.importData.
+ * Turns one record of a data file into a stored row, or throws ImportError naming it:
+ * shape, UUIDs, names, timestamps, everything that can be decided from the record alone,
+ * once, for both backends. Whatever spans records (duplicate ids and usernames, owners,
+ * parents, cycles) is decided by the database on the whole file (Store.importStream):
+ * with millions of records it cannot live in JavaScript maps.
  */
 
-const checkShape = TypeCompiler.Compile(ImportFileSchema)
+const RECORD_SCHEMAS = {
+  users: TypeCompiler.Compile(ImportUser),
+  sessions: TypeCompiler.Compile(ImportSession),
+  folders: TypeCompiler.Compile(ImportFolder),
+  files: TypeCompiler.Compile(ImportFile),
+}
+const checkFileShape = TypeCompiler.Compile(ImportFileShape)
+
+export const IMPORT_KINDS: readonly ImportKind[] = ['users', 'sessions', 'folders', 'files']
+
+export function isImportKind(key: unknown): key is ImportKind {
+  return key === 'users' || key === 'sessions' || key === 'folders' || key === 'files'
+}
 
 export const MAX_NAME_LENGTH = 255
 
@@ -26,6 +44,11 @@ export const MAX_NAME_LENGTH = 255
  * different replacement for it, and the name would not come back as given.
  */
 const LONE_SURROGATE = /\p{Surrogate}/u
+
+const MAX_USERNAME_LENGTH = 255
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/
+const MAX_AVATAR_URL_LENGTH = 2048
 
 /** Characters as the databases count them (code points): a surrogate pair is one. */
 function codePointLength(text: string): number {
@@ -52,14 +75,6 @@ export function normaliseName(raw: string): { name: string } | { reason: string 
   return { name }
 }
 
-/** `/folders/3/name` -> `folders[3]` and `name`. */
-function locate(path: string): { at: string; field: string } {
-  const parts = path.split('/').slice(1)
-  if (parts.length === 0) return { at: 'file', field: '' }
-  if (parts.length === 1) return { at: parts[0] ?? 'file', field: '' }
-  return { at: `${parts[0]}[${parts[1]}]`, field: parts.slice(2).join('.') }
-}
-
 /** The first schema error, in words: a union names what it accepts, a NUL is named as such. */
 function describe(error: ValueError | undefined): string {
   if (error === undefined) return 'invalid'
@@ -69,18 +84,18 @@ function describe(error: ValueError | undefined): string {
   return error.message
 }
 
-function checkedShape(input: unknown): ImportFileData {
-  if (checkShape.Check(input)) return input
-  const first = checkShape.Errors(input).First()
-  const { at, field } = locate(first?.path ?? '')
-  const what = describe(first)
-  throw new ImportError(at, field === '' ? what : `${field}: ${what}`)
+/** `/name` -> `name: ...`; a fault of the record as a whole has no field. */
+function shapeError(at: string, error: ValueError | undefined): ImportError {
+  const field = (error?.path ?? '').split('/').slice(1).join('.')
+  const what = describe(error)
+  return new ImportError(at, field === '' ? what : `${field}: ${what}`)
 }
 
 function timestamp(text: string | undefined, fallback: number, at: string, field: string): number {
   if (text === undefined) return fallback
   const ms = parseTimestamp(text)
-  if (ms === null) throw new ImportError(at, `${field}: not an RFC 3339 date-time with offset: ${text}`)
+  if (ms === null)
+    throw new ImportError(at, `${field}: not an RFC 3339 date-time with offset: ${quoted(text)}`)
   return ms
 }
 
@@ -88,13 +103,6 @@ function storedName(raw: string, at: string): string {
   const result = normaliseName(raw)
   if ('reason' in result) throw new ImportError(at, result.reason)
   return result.name
-}
-
-/** Records each id once per array; a second use names both records. */
-function claimId(seen: Map<string, string>, id: string, at: string): void {
-  const first = seen.get(id)
-  if (first !== undefined) throw new ImportError(at, `duplicate id ${id} (already used by ${first})`)
-  seen.set(id, at)
 }
 
 /** What folders and files share: an id, a trimmed name, a place in the tree, an owner. */
@@ -108,12 +116,10 @@ interface PlacedInput {
   updated_at?: string | undefined
 }
 
-function placedRecord(input: PlacedInput, at: string, ids: Map<string, string>, now: number): FolderRecord {
-  const id = input.id === undefined ? newId() : normaliseUuid(input.id)
-  claimId(ids, id, at)
+function placedRecord(input: PlacedInput, at: string, now: number): FolderRecord {
   const created_at = timestamp(input.created_at, now, at, 'created_at')
   return {
-    id,
+    id: input.id === undefined ? newId() : normaliseUuid(input.id),
     name: storedName(input.name, at),
     folder_id: input.folder_id == null ? null : normaliseUuid(input.folder_id),
     owner_id: normaliseUuid(input.owner_id),
@@ -123,106 +129,83 @@ function placedRecord(input: PlacedInput, at: string, ids: Map<string, string>, 
   }
 }
 
-export function validateImport(input: unknown, now: number): ImportData {
-  const file = checkedShape(input)
-
-  const userIds = new Map<string, string>()
-  const usernames = new Map<string, string>()
-  const users = (file.users ?? []).map((u, i) => {
-    const at = `users[${i}]`
-    const id = u.id === undefined ? newId() : normaliseUuid(u.id)
-    claimId(userIds, id, at)
-    if (LONE_SURROGATE.test(u.username)) {
-      throw new ImportError(at, 'username: not well-formed Unicode (a lone surrogate)')
-    }
-    const other = usernames.get(u.username)
-    if (other !== undefined) throw new ImportError(at, `duplicate username ${u.username} (also ${other})`)
-    usernames.set(u.username, at)
-    const created_at = timestamp(u.created_at, now, at, 'created_at')
-    return {
-      at,
-      row: {
-        id,
-        username: u.username,
-        email: u.email ?? null,
-        avatar_url: u.avatar_url ?? null,
-        password_hash: u.password_hash ?? null,
-        is_suspended: u.is_suspended ?? false,
-        created_at,
-        updated_at: timestamp(u.updated_at, created_at, at, 'updated_at'),
-      },
-    }
-  })
-
-  const sessionIds = new Map<string, string>()
-  const sessions = (file.sessions ?? []).map((s, i) => {
-    const at = `sessions[${i}]`
-    const id = s.id === undefined ? newId() : normaliseUuid(s.id)
-    claimId(sessionIds, id, at)
-    return {
-      at,
-      row: {
-        id,
-        user_id: normaliseUuid(s.user_id),
-        created_at: timestamp(s.created_at, now, at, 'created_at'),
-        expires_at: s.expires_at == null ? null : timestamp(s.expires_at, now, at, 'expires_at'),
-      },
-    }
-  })
-
-  const folderIds = new Map<string, string>()
-  const folders: ImportEntry<FolderRecord>[] = (file.folders ?? []).map((f, i) => {
-    const at = `folders[${i}]`
-    return { at, row: placedRecord(f, at, folderIds, now) }
-  })
-
-  const fileIds = new Map<string, string>()
-  const files: ImportEntry<FileRecord>[] = (file.files ?? []).map((f, i) => {
-    const at = `files[${i}]`
-    return { at, row: { ...placedRecord(f, at, fileIds, now), size: f.size ?? 0 } }
-  })
-
-  const byId = new Map(folders.map((entry) => [entry.row.id, entry]))
-  for (const entry of [...folders, ...files]) {
-    const parent = entry.row.folder_id === null ? undefined : byId.get(entry.row.folder_id)
-    if (parent !== undefined && parent.row.owner_id !== entry.row.owner_id) {
-      throw new ImportError(entry.at, `parent folder ${parent.row.id} belongs to another owner`)
-    }
+function userRecord(u: Static<typeof ImportUser>, at: string, now: number): UserRecord {
+  if (LONE_SURROGATE.test(u.username)) {
+    throw new ImportError(at, 'username: not well-formed Unicode (a lone surrogate)')
   }
+  // The bounds the database enforces too (migration 005): every listing repeats them.
+  if (CONTROL_CHARACTER.test(u.username)) throw new ImportError(at, 'username: contains a control character')
+  if (codePointLength(u.username) > MAX_USERNAME_LENGTH) {
+    throw new ImportError(at, `username: longer than ${MAX_USERNAME_LENGTH} characters`)
+  }
+  if (u.avatar_url != null && codePointLength(u.avatar_url) > MAX_AVATAR_URL_LENGTH) {
+    throw new ImportError(at, `avatar_url: longer than ${MAX_AVATAR_URL_LENGTH} characters`)
+  }
+  const created_at = timestamp(u.created_at, now, at, 'created_at')
+  return {
+    id: u.id === undefined ? newId() : normaliseUuid(u.id),
+    username: u.username,
+    email: u.email ?? null,
+    avatar_url: u.avatar_url ?? null,
+    password_hash: u.password_hash ?? null,
+    is_suspended: u.is_suspended ?? false,
+    created_at,
+    updated_at: timestamp(u.updated_at, created_at, at, 'updated_at'),
+  }
+}
 
-  return { users, sessions, folders: parentsFirst(folders, byId), files }
+function sessionRecord(s: Static<typeof ImportSession>, at: string, now: number): SessionRecord {
+  return {
+    id: s.id === undefined ? newId() : normaliseUuid(s.id),
+    user_id: normaliseUuid(s.user_id),
+    created_at: timestamp(s.created_at, now, at, 'created_at'),
+    expires_at: s.expires_at == null ? null : timestamp(s.expires_at, now, at, 'expires_at'),
+  }
 }
 
 /**
- * Orders folders so that every parent defined in the file precedes its children, letting
- * adapters insert with immediate foreign-key checks. A cycle (a folder that is its own
- * ancestor) can never hang from the root, so it is refused. Iterative: a chain may be deep.
+ * Record `index` of array `kind`, validated and normalised (ids lower case, names trimmed,
+ * defaults applied with `now`), or ImportError naming `kind[index]`.
  */
-function parentsFirst(
-  folders: ImportEntry<FolderRecord>[],
-  byId: Map<string, ImportEntry<FolderRecord>>,
-): ImportEntry<FolderRecord>[] {
-  // PLACED: already in `ordered`; ON_CHAIN: on the chain being walked (seen again: a cycle).
-  const PLACED = 1
-  const ON_CHAIN = 2
-  const state = new Map<string, number>()
-  const ordered: ImportEntry<FolderRecord>[] = []
-  const chain: ImportEntry<FolderRecord>[] = []
-  for (const start of folders) {
-    let current: ImportEntry<FolderRecord> | undefined = start
-    while (current !== undefined && state.get(current.row.id) !== PLACED) {
-      if (state.get(current.row.id) === ON_CHAIN) {
-        throw new ImportError(current.at, 'folder is its own ancestor (parent cycle)')
-      }
-      state.set(current.row.id, ON_CHAIN)
-      chain.push(current)
-      current = current.row.folder_id === null ? undefined : byId.get(current.row.folder_id)
-    }
-    while (chain.length > 0) {
-      const entry = chain.pop() as ImportEntry<FolderRecord>
-      state.set(entry.row.id, PLACED)
-      ordered.push(entry)
+export function validateRecord(kind: ImportKind, index: number, input: unknown, now: number): ImportItem {
+  const at = `${kind}[${index}]`
+  const schema = RECORD_SCHEMAS[kind]
+  if (!schema.Check(input)) throw shapeError(at, schema.Errors(input).First())
+  switch (kind) {
+    case 'users':
+      return { kind, index, row: userRecord(input as Static<typeof ImportUser>, at, now) }
+    case 'sessions':
+      return { kind, index, row: sessionRecord(input as Static<typeof ImportSession>, at, now) }
+    case 'folders':
+      return { kind, index, row: placedRecord(input as Static<typeof ImportFolder>, at, now) }
+    case 'files': {
+      const file = input as Static<typeof ImportFile>
+      const row: FileRecord = { ...placedRecord(file, at, now), size: file.size ?? 0 }
+      return { kind, index, row }
     }
   }
-  return ordered
+}
+
+/**
+ * A whole data file already in memory (seeding, administration commands, tests) as an
+ * ImportData in file order. Large files go through import/read-import-file.ts instead.
+ */
+export function validateImport(input: unknown, now: number): ImportData {
+  if (!checkFileShape.Check(input)) {
+    const error = checkFileShape.Errors(input).First()
+    const key = (error?.path ?? '').split('/')[1]
+    throw shapeError(key === undefined || key === '' ? 'file' : key, error && { ...error, path: '' })
+  }
+  const data: ImportData = { users: [], sessions: [], folders: [], files: [] }
+  for (const kind of IMPORT_KINDS) {
+    const records = input[kind] ?? []
+    for (let index = 0; index < records.length; index++) {
+      const item = validateRecord(kind, index, records[index], now)
+      ;(data[kind] as { at: string; row: ImportItem['row'] }[]).push({
+        at: `${kind}[${index}]`,
+        row: item.row,
+      })
+    }
+  }
+  return data
 }

@@ -318,6 +318,30 @@ describe('folder-service user, session, folder', { concurrency: true }, () => {
           ])
         })
 
+        it('`folder tree` of a 10,000-deep chain prints 10,000 short lines; names are escaped', async () => {
+          const GRACE = 'e0000000-0000-4000-8000-000000000003'
+          const chain = Array.from({ length: 10_000 }, (_, i) => ({
+            id: `e1000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`,
+            name: i === 0 ? 'top\u001b[31mRED\u001b[2J\rFAKE' : `level ${i}`,
+            owner_id: GRACE,
+            folder_id: i === 0 ? null : `e1000000-0000-4000-8000-${(i - 1).toString(16).padStart(12, '0')}`,
+          }))
+          await db.store.importData(
+            validateImport({ users: [{ id: GRACE, username: 'grace' }], folders: chain }, Date.now()),
+          )
+          const run = await cli('folder', 'tree', '--user', 'grace')
+          assertOk(run)
+          const lines = run.stdout.trimEnd().split('\n')
+          assert.equal(lines.length, 10_000)
+          assert.ok(run.stdout.length < 10_000 * 120, `${run.stdout.length} bytes`)
+          assert.equal(lines[0], `top\\u001b[31mRED\\u001b[2J\\u000dFAKE/  ${chain[0]?.id}`)
+          assert.ok(
+            !run.stdout.includes('\u001b') && !run.stdout.includes('\r'),
+            'no ESC or CR reaches the terminal',
+          )
+          assert.match(lines.at(-1) ?? '', /^ {40}\[depth 9999\] level 9999\/ /)
+        })
+
         it('`folder tree` of an unknown user fails with one line', async () => {
           const args = ['folder', 'tree', '--user', 'nobody', '--db', db.url]
           assertOneLineError(await runCli(args), /nobody/, args)

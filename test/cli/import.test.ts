@@ -310,7 +310,10 @@ describe('folder-service import', { concurrency: true }, () => {
         const args = ['import', writeJson(tmp.dir, 'good.json', goodFile()), '--db', db.url]
         const result = await runCli(args)
         assertOk(result, args)
-        assert.match(result.stdout, /^imported 3 users, 4 sessions, 6 folders, 2 files in [0-9.]+ s\n$/)
+        assert.match(
+          result.stdout,
+          /^imported 3 users, 4 sessions, 6 folders, 2 files in [0-9.]+ s \([0-9,]+ records\/s\)\n$/,
+        )
         assert.deepEqual(await db.counts(), {
           users: before.users + 3,
           sessions: before.sessions + 4,
@@ -362,10 +365,11 @@ describe('folder-service import', { concurrency: true }, () => {
         assertOk(result, args)
         const printed = JSON.parse(result.stdout) as Record<string, unknown>
         assert.deepEqual(
-          { ...printed, seconds: 0 },
-          { users: 1, sessions: 0, folders: 0, files: 0, seconds: 0 },
+          { ...printed, seconds: 0, records_per_second: 0 },
+          { users: 1, sessions: 0, folders: 0, files: 0, seconds: 0, records_per_second: 0 },
         )
         assert.equal(typeof printed.seconds, 'number')
+        assert.equal(typeof printed.records_per_second, 'number')
         assert.notEqual(await db.store.findUser('json-user'), null)
       })
 

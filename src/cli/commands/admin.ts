@@ -1,3 +1,4 @@
+import { printable } from '../../printable.js'
 import type { Command } from 'commander'
 import { isUuid, normaliseUuid } from '../../ids.js'
 import { validateImport } from '../../import/validate-import.js'
@@ -7,7 +8,7 @@ import { print, UsageError, withStore, type DbOptions } from '../run-command.js'
 import { parseDuration } from '../duration.js'
 
 /**
- * user, session and folder: the admin commands of CONTRACT section 8. Creation goes through
+ * user, session and folder: the admin commands (README, "Command line"). Creation goes through
  * the import validator, so a record made here obeys exactly the rules of an imported one.
  */
 
@@ -30,25 +31,47 @@ function publicUser(user: UserRecord) {
   return { id: user.id, username: user.username, frozen: user.is_suspended }
 }
 
-function printTree(folders: FolderRecord[]): string {
+/** Past this depth a line is indented no further and shows its depth as a number instead. */
+const MAX_INDENTED_DEPTH = 20
+
+/**
+ * The tree as lines, depth first, written as they come: a 25,000-deep chain is 25,000 short
+ * lines, not one string of indentation that grows with the square of the depth.
+ */
+function* treeLines(folders: FolderRecord[]): Generator<string> {
   const children = new Map<string | null, FolderRecord[]>()
   for (const folder of folders) {
     const siblings = children.get(folder.folder_id) ?? []
     siblings.push(folder)
     children.set(folder.folder_id, siblings)
   }
-  const lines: string[] = []
   // Iterative depth-first walk: a folder chain may be deeper than the call stack.
   const stack: { folder: FolderRecord; depth: number }[] = (children.get(null) ?? [])
     .map((folder) => ({ folder, depth: 0 }))
     .reverse()
   while (stack.length > 0) {
     const { folder, depth } = stack.pop() as { folder: FolderRecord; depth: number }
-    lines.push(`${'  '.repeat(depth)}${folder.name}/  ${folder.id}`)
+    const indent =
+      depth <= MAX_INDENTED_DEPTH ? '  '.repeat(depth) : `${'  '.repeat(MAX_INDENTED_DEPTH)}[depth ${depth}] `
+    yield `${indent}${printable(folder.name)}/  ${folder.id}`
     for (const child of [...(children.get(folder.id) ?? [])].reverse())
       stack.push({ folder: child, depth: depth + 1 })
   }
-  return lines.length === 0 ? '(no folders)' : lines.join('\n')
+}
+
+/** Writes the lines in chunks of about 64 KB. */
+function writeTree(folders: FolderRecord[]): void {
+  let chunk = ''
+  let any = false
+  for (const line of treeLines(folders)) {
+    any = true
+    chunk += `${line}\n`
+    if (chunk.length >= 65_536) {
+      process.stdout.write(chunk)
+      chunk = ''
+    }
+  }
+  process.stdout.write(any ? chunk : '(no folders)\n')
 }
 
 function registerUserCommands(program: Command): void {
@@ -217,11 +240,15 @@ function registerFolderCommands(program: Command): void {
       withStore(options, async (store) => {
         const owner = await requireUser(store, options.user)
         const folders = await store.listLiveFolders(owner.id)
-        print(
-          options.json,
-          folders.map((f) => ({ id: f.id, name: f.name, folder_id: f.folder_id })),
-          () => printTree(folders),
-        )
+        if (options.json) {
+          print(
+            true,
+            folders.map((f) => ({ id: f.id, name: f.name, folder_id: f.folder_id })),
+            () => '',
+          )
+        } else {
+          writeTree(folders)
+        }
       }),
     )
 }

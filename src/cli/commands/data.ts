@@ -1,23 +1,20 @@
-import { readFile } from 'node:fs/promises'
 import type { Command } from 'commander'
-import { validateImport } from '../../import/validate-import.js'
+import { importFileSize, readImportFile } from '../../import/read-import-file.js'
+import type { ImportCounts, ImportItem } from '../../store/store.js'
+import { showProgress, type ImportProgress } from '../import-progress.js'
 import { print, UsageError, withStore, type DbOptions } from '../run-command.js'
 import { seedDemo } from '../seed-demo.js'
 
 /** migrate, import and seed: commands that bring data and schema into a database. */
 
-export async function readImportFile(path: string): Promise<unknown> {
-  let text: string
-  try {
-    text = await readFile(path, 'utf8')
-  } catch (error) {
-    throw new UsageError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
-  }
-  try {
-    return JSON.parse(text) as unknown
-  } catch (error) {
-    throw new UsageError(`${path} is not valid JSON: ${(error as Error).message}`)
-  }
+/** The reader's batches; marks the moment the file is read (the database's part begins). */
+async function* recordsThenWrite(
+  batches: AsyncIterable<ImportItem[]>,
+  progress: ImportProgress,
+  started: number,
+): AsyncGenerator<ImportItem[]> {
+  yield* batches
+  progress.readAt = (performance.now() - started) / 1000
 }
 
 export function registerDataCommands(program: Command): void {
@@ -41,15 +38,25 @@ export function registerDataCommands(program: Command): void {
     .action((file: string, options: DbOptions & { json?: boolean }) =>
       withStore(options, async (store) => {
         const started = performance.now()
-        const data = validateImport(await readImportFile(file), Date.now())
-        const counts = await store.importData(data)
+        const progress: ImportProgress = { totalBytes: await importFileSize(file), bytesRead: 0, records: 0 }
+        const display = showProgress(progress, process.stderr, started)
+        let counts: ImportCounts
+        try {
+          counts = await store.importStream(
+            recordsThenWrite(readImportFile(file, Date.now(), progress), progress, started),
+          )
+        } finally {
+          display.stop()
+        }
         const seconds = (performance.now() - started) / 1000
+        const records = counts.users + counts.sessions + counts.folders + counts.files
+        const rate = Math.round(records / Math.max(seconds, 0.001))
         print(
           options.json,
-          { ...counts, seconds },
+          { ...counts, seconds, records_per_second: rate },
           () =>
             `imported ${counts.users} users, ${counts.sessions} sessions, ${counts.folders} folders, ` +
-            `${counts.files} files in ${seconds.toFixed(2)} s`,
+            `${counts.files} files in ${seconds.toFixed(2)} s (${rate.toLocaleString('en-US')} records/s)`,
         )
       }),
     )

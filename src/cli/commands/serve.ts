@@ -2,6 +2,14 @@ import type { Command } from 'commander'
 import { loadConfig } from '../../config.js'
 import { fail } from '../run-command.js'
 
+interface ServeOptions {
+  db?: string
+  host?: string
+  port?: string
+  logLevel?: string
+  folderBrowser: boolean
+}
+
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
@@ -10,9 +18,19 @@ export function registerServeCommand(program: Command): void {
     .option('--host <host>', 'listen address (env HOST)')
     .option('--port <port>', 'listen port (env PORT)')
     .option('--log-level <level>', 'pino log level (env LOG_LEVEL)')
-    .action(async (options: { db?: string; host?: string; port?: string; logLevel?: string }) => {
+    .option(
+      '--no-folder-browser',
+      'serve the API alone, without the folder browser at / (env FOLDER_BROWSER=off)',
+    )
+    .action(async (options: ServeOptions) => {
       try {
-        const config = loadConfig(process.env, options)
+        // commander sets folderBrowser to true unless the flag is given; only the flag may
+        // override the environment.
+        const { folderBrowser, ...rest } = options
+        const config = loadConfig(process.env, {
+          ...rest,
+          ...(folderBrowser ? {} : { folderBrowser: false }),
+        })
         // Loaded here, not at the top: the other commands never pay for the HTTP stack.
         const { startServer } = await import('../../server.js')
         await startServer(config)
