@@ -1,0 +1,209 @@
+import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
+import { existsSync, mkdirSync } from 'node:fs'
+import { after, before, describe, it } from 'node:test'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import { DEMO_SESSION_ID, seedDemo } from '../../src/cli/seed-demo.js'
+import { BROWSER_CSP } from '../../src/routes/browser.js'
+import { allBackends } from '../helpers/backends.js'
+import { serveBackend, type ServedBackend } from '../helpers/served-backend.js'
+import { ROOT, runCommand } from '../helpers/service-process.js'
+
+/**
+ * The folder browser at `/` in a real headless Chromium (Debian's `chromium`, driven by
+ * playwright-core; nothing downloads a browser), against a real `serve` process on each
+ * backend seeded with the demo data: sign in, open a folder, page 2, breadcrumbs, reload,
+ * the back button, page size, the 401/404/503/403 states, sign out. Any console error
+ * (a CSP violation included) fails the run.
+ */
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+export const SCREENSHOT = `${ROOT}docs/folder-browser.png`
+
+/** The texts of the folder list, in order. */
+const listed = (page: Page) => page.locator('#folders li').allTextContents()
+const crumbs = (page: Page) => page.locator('#breadcrumbs li').allTextContents()
+const position = (page: Page) => page.locator('#position').textContent()
+
+/** Waits until the listing shows `first` as its first folder (the render is asynchronous). */
+async function waitForFirst(page: Page, first: string): Promise<void> {
+  await page.locator('#folders li').first().filter({ hasText: first }).waitFor()
+}
+
+const NO_CHROMIUM = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (.ci/run installs it)`
+let browser: Browser | undefined
+
+before(async () => {
+  if (NO_CHROMIUM !== false) return
+  // Chromium's sandbox needs an unprivileged user; CI runs as root in a container.
+  const args = process.getuid?.() === 0 ? ['--no-sandbox'] : []
+  browser = await chromium.launch({ executablePath: CHROMIUM, args })
+})
+after(() => browser?.close())
+
+for (const backend of allBackends()) {
+  describe(`folder browser on ${backend.name}`, { skip: NO_CHROMIUM || backend.skip }, () => {
+    let served: ServedBackend
+    let page: Page
+    const consoleErrors: string[] = []
+
+    before(async () => {
+      served = await serveBackend(backend, (store) => seedDemo(store, Date.now()))
+      const context = await (browser as Browser).newContext({ viewport: { width: 960, height: 720 } })
+      page = await context.newPage()
+      page.setDefaultTimeout(10_000)
+      page.on('console', (message) => {
+        if (message.type() === 'error') consoleErrors.push(message.text())
+      })
+      page.on('pageerror', (error) => consoleErrors.push(error.message))
+    })
+    after(async () => {
+      await page?.context().close()
+      await served?.close()
+    })
+
+    it('serves the page with its strict CSP and asks to sign in', async () => {
+      const response = await page.goto(`${served.service.base}/`)
+      assert.equal(response?.status(), 200)
+      assert.equal(response?.headers()['content-security-policy'], BROWSER_CSP)
+      await page.locator('#sign-in').waitFor()
+      assert.equal(await page.locator('#browser').isHidden(), true)
+    })
+
+    it('an unknown session gets the sign-in-again state', async () => {
+      await page.fill('#session-id', randomUUID())
+      await page.click('#sign-in-form button[type=submit]')
+      await page.locator('#sign-in-reason').filter({ hasText: 'Sign in again' }).waitFor()
+    })
+
+    it('signs in with the demo session: a SameSite=Strict cookie and the root folders', async () => {
+      await page.fill('#session-id', DEMO_SESSION_ID)
+      await page.click('#sign-in-form button[type=submit]')
+      await waitForFirst(page, 'Documents')
+      assert.deepEqual(await listed(page), ['Documents', 'Music', 'Photos', 'Projects', 'archive'])
+      assert.equal(await page.locator('#total').textContent(), '5 folders')
+      const cookies = await page.context().cookies()
+      const session = cookies.find((c) => c.name === 'session_id')
+      assert.equal(session?.value, DEMO_SESSION_ID)
+      assert.equal(session?.sameSite, 'Strict')
+    })
+
+    it('opens a folder, goes to page 2 from the Link header, and the URL keeps it over a reload', async () => {
+      await page.click('#folders a:text-is("Projects")')
+      await waitForFirst(page, 'Project 01')
+      assert.deepEqual(await crumbs(page), ['Home', 'Projects'])
+      assert.equal(await position(page), 'Page 1 of 2')
+      assert.equal(await page.locator('#total').textContent(), '60 folders')
+      assert.equal((await listed(page)).length, 50)
+      assert.equal(await page.locator('#prev').isHidden(), true)
+
+      await page.click('#next')
+      await waitForFirst(page, 'Project 51')
+      assert.equal(await position(page), 'Page 2 of 2')
+      assert.equal((await listed(page)).length, 10)
+      assert.equal(await page.locator('#next').isHidden(), true)
+      assert.match(new URL(page.url()).hash, /page=2/)
+      mkdirSync(`${ROOT}docs`, { recursive: true })
+      await page.screenshot({ path: SCREENSHOT })
+
+      await page.reload()
+      await waitForFirst(page, 'Project 51')
+      assert.equal(await position(page), 'Page 2 of 2')
+      assert.deepEqual(await crumbs(page), ['Home', 'Projects'])
+
+      await page.goBack()
+      await waitForFirst(page, 'Project 01')
+      assert.equal(await position(page), 'Page 1 of 2')
+    })
+
+    it('follows breadcrumbs back up; reload and the back button land on the same place', async () => {
+      await page.click('#breadcrumbs a:text-is("Home")')
+      await waitForFirst(page, 'Documents')
+      await page.click('#folders a:text-is("Documents")')
+      await waitForFirst(page, 'Contracts')
+      await page.click('#folders a:text-is("Taxes")')
+      await waitForFirst(page, '2024')
+      assert.deepEqual(await crumbs(page), ['Home', 'Documents', 'Taxes'])
+
+      await page.click('#breadcrumbs a:text-is("Documents")')
+      await waitForFirst(page, 'Contracts')
+      assert.deepEqual(await listed(page), ['Contracts', 'Invoices', 'Taxes'])
+      await page.reload()
+      await waitForFirst(page, 'Contracts')
+      assert.deepEqual(await crumbs(page), ['Home', 'Documents'])
+
+      await page.goBack()
+      await waitForFirst(page, '2024')
+      assert.deepEqual(await listed(page), ['2024', '2025'])
+    })
+
+    it('changes the page size', async () => {
+      await page.click('#breadcrumbs a:text-is("Home")')
+      await page.click('#folders a:text-is("Projects")')
+      await waitForFirst(page, 'Project 01')
+      await page.selectOption('#limit', '20')
+      await page.locator('#position').filter({ hasText: 'Page 1 of 3' }).waitFor()
+      assert.equal((await listed(page)).length, 20)
+      assert.match(new URL(page.url()).hash, /limit=20/)
+    })
+
+    it('shows a folder that is gone as 404, with a way back to the root', async () => {
+      await page.goto(`${served.service.base}/#in=${randomUUID()}:Vanished`)
+      await page.locator('#state-text').filter({ hasText: 'This folder is gone' }).waitFor()
+      assert.equal(await page.locator('#to-root').isVisible(), true)
+      await page.click('#to-root')
+      await waitForFirst(page, 'Documents')
+    })
+
+    it('shows 503 as try-again, and Try again recovers', async () => {
+      // The service's 503 needs its database gone; the page's handling of the answer is what
+      // is tested here, so the browser is given that answer for a moment.
+      await page.route('**/v1/folders**', (route) =>
+        route.fulfill({
+          status: 503,
+          headers: { 'content-type': 'application/problem+json', 'retry-after': '0' },
+          body: JSON.stringify({
+            type: 'about:blank',
+            title: 'Service Unavailable',
+            status: 503,
+            code: 'UNAVAILABLE',
+            detail: 'The database is not reachable.',
+            request_id: 'test',
+          }),
+        }),
+      )
+      await page.reload()
+      await page.locator('#state-text').filter({ hasText: 'unavailable' }).waitFor()
+      await page.unroute('**/v1/folders**')
+      await page.click('#retry')
+      await waitForFirst(page, 'Documents')
+    })
+
+    it('shows the frozen-account state once an operator freezes the account', async () => {
+      const frozen = await runCommand(['user', 'freeze', 'demo', '--db', served.url])
+      assert.equal(frozen.code, 0, frozen.stderr)
+      await page.reload()
+      await page.locator('#state-text').filter({ hasText: 'This account is frozen' }).waitFor()
+      assert.deepEqual(await listed(page), [])
+    })
+
+    it('signs out: the cookie is gone and the page asks to sign in', async () => {
+      await page.click('#sign-out')
+      await page.locator('#sign-in').waitFor()
+      const cookies = await page.context().cookies()
+      assert.equal(
+        cookies.find((c) => c.name === 'session_id'),
+        undefined,
+      )
+      await page.reload()
+      await page.locator('#sign-in').waitFor()
+    })
+
+    it('logged no console error (no CSP violation, no script error)', () => {
+      assert.deepEqual(
+        consoleErrors.filter((text) => !/status of (401|403|404|503)/.test(text)),
+        [],
+      )
+    })
+  })
+}
