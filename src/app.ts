@@ -1,22 +1,24 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import fastifyCookie from '@fastify/cookie'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { Config } from './config.js'
-import type { Store } from './store/store.js'
+import { DEFAULT_LISTING_CACHE_MB, type Config } from './config.js'
+import type { ServingStore } from './store/store.js'
 import { registerCors } from './http/cors.js'
 import { closeConnectionsWhenDraining } from './http/drain.js'
-import { clientError, frameworkError, missingHost } from './http/early-errors.js'
-import { AppMetrics, metricsPlugin } from './http/metrics.js'
+import { ParserRejections, frameworkError, missingHost } from './http/early-errors.js'
+import { AppMetrics, metricsPlugin, metricsRoute } from './http/metrics.js'
 import { openapiPlugin } from './http/openapi.js'
 import { problemsPlugin } from './http/problems.js'
 import { registerRateLimit } from './http/rate-limit.js'
+import { authFailureBudget, registerAuthFailureLimit } from './http/auth-failures.js'
 import { REQUEST_ID_HEADER, requestIdFor } from './http/request-id.js'
 import { RequestLog } from './http/request-log.js'
 import { addSecurityHeaders } from './http/security-headers.js'
+import { browserRoutes } from './routes/browser.js'
 import { docsRoutes } from './routes/docs.js'
 import { foldersRoutes } from './routes/folders.js'
 import { healthRoutes } from './routes/health.js'
-import { ListingCache } from './http/listing-cache.js'
+import { ListingCache } from './listing/listing-cache.js'
+import { Listings } from './listing/listing.js'
 
 /**
  * The whole HTTP application, built without listening (DESIGN habit 1): server.ts gives it
@@ -25,16 +27,26 @@ import { ListingCache } from './http/listing-cache.js'
 
 /**
  * The settings the app reads. The optional ones are off when absent (rate limiting, CORS,
- * proxy trust), so an embedding or a test states what it wants; the server passes the whole
- * validated Config.
+ * proxy trust, the folder browser), so an embedding or a test states what it wants; the
+ * server passes the whole validated Config.
  */
 export type AppConfig = Pick<Config, 'logLevel' | 'keepAliveTimeoutMs' | 'requestTimeoutMs'> &
   Partial<
-    Pick<Config, 'headersTimeoutMs' | 'rateLimitPerMinute' | 'corsOrigins' | 'trustProxy' | 'listingCacheMb'>
+    Pick<
+      Config,
+      | 'headersTimeoutMs'
+      | 'rateLimitPerMinute'
+      | 'authFailuresPerMinute'
+      | 'corsOrigins'
+      | 'trustProxy'
+      | 'listingCacheMb'
+      | 'folderBrowser'
+      | 'metricsPort'
+    >
   >
 
 export interface AppOptions {
-  store: Store
+  store: ServingStore
   config: Readonly<AppConfig>
   /**
    * pino options (e.g. `{ level: 'info', stream }` to capture the log), or false for
@@ -42,6 +54,8 @@ export interface AppOptions {
    * merged over the defaults, so redaction stays on.
    */
   logger?: FastifyServerOptions['logger']
+  /** the app's metrics; given by a caller that serves them elsewhere (METRICS_PORT) */
+  metrics?: AppMetrics
 }
 
 /** Nothing that authenticates a caller may reach a log line (standards: no secrets in logs). */
@@ -59,7 +73,13 @@ function loggerOptions(logger: AppOptions['logger'], level: string): FastifyServ
   return typeof logger === 'object' ? { ...defaults, ...logger } : defaults
 }
 
-export async function buildApp({ store, config, logger }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({
+  store,
+  config,
+  logger,
+  metrics = new AppMetrics(),
+}: AppOptions): Promise<FastifyInstance> {
+  const rejections = new ParserRejections(metrics)
   const app = Fastify({
     logger: loggerOptions(logger, config.logLevel),
     genReqId: requestIdFor,
@@ -73,9 +93,10 @@ export async function buildApp({ store, config, logger }: AppOptions): Promise<F
     // Errors before routing are problem+json too (see http/early-errors.ts); Node's own
     // Host check is replaced by one that answers in that format.
     frameworkErrors: frameworkError,
-    clientErrorHandler: clientError,
+    clientErrorHandler: rejections.clientError,
     http: { requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>()
+  rejections.attach(app)
   app.server.headersTimeout = Math.min(config.headersTimeoutMs ?? 20_000, config.requestTimeoutMs)
 
   app.decorateRequest('sessionCookie', undefined)
@@ -87,25 +108,34 @@ export async function buildApp({ store, config, logger }: AppOptions): Promise<F
   closeConnectionsWhenDraining(app)
   await registerCors(app, config.corsOrigins ?? [])
 
-  // Parsed on demand by the auth hook only: no other route reads cookies.
-  await app.register(fastifyCookie, { hook: false })
   await app.register(problemsPlugin)
 
-  const metrics = new AppMetrics()
   await app.register(metricsPlugin, { metrics })
   const timedStore = metrics.instrument(store)
 
   // Before the routes: the document is built from the routes registered after it.
   await app.register(openapiPlugin)
-  await app.register(healthRoutes, { store: timedStore })
-  await app.register(docsRoutes)
 
-  // The API proper: the only routes that are rate limited.
+  // Public routes, limited per client address: a fresh cookie must not buy a fresh budget.
   const rateLimitPerMinute = config.rateLimitPerMinute ?? 0
+  await app.register(async (open) => {
+    if (rateLimitPerMinute > 0) await registerRateLimit(open, rateLimitPerMinute, 'address')
+    await open.register(healthRoutes, { store: timedStore })
+    await open.register(docsRoutes)
+    if (config.folderBrowser === true) await open.register(browserRoutes)
+    // With METRICS_PORT set, /metrics is served on its own listener instead (server.ts).
+    if (config.metricsPort === undefined || config.metricsPort === null) {
+      await open.register(metricsRoute, { metrics })
+    }
+  })
+
+  // The API proper, limited per session (per address without a well-formed session cookie).
   await app.register(async (api) => {
-    if (rateLimitPerMinute > 0) await registerRateLimit(api, rateLimitPerMinute)
-    const cache = new ListingCache((config.listingCacheMb ?? 0) * 1024 * 1024)
-    await api.register(foldersRoutes, { store: timedStore, cache })
+    if (rateLimitPerMinute > 0) await registerRateLimit(api, rateLimitPerMinute, 'session')
+    const authFailures = authFailureBudget(config.authFailuresPerMinute ?? 0, rateLimitPerMinute)
+    if (authFailures > 0) registerAuthFailureLimit(api, authFailures)
+    const cache = new ListingCache((config.listingCacheMb ?? DEFAULT_LISTING_CACHE_MB) * 1024 * 1024)
+    await api.register(foldersRoutes, { store: timedStore, listings: new Listings(timedStore, cache) })
   })
   return app
 }

@@ -13,6 +13,14 @@ export const DEFAULT_DATABASE_URL = 'sqlite:./data/folder-service.db'
  * script. Load tests should set RATE_LIMIT_PER_MINUTE=0.
  */
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 6000
+/**
+ * Requests with an unknown or expired session one client address may send a minute (and
+ * never more than RATE_LIMIT_PER_MINUTE): a person mistypes or outlives a session a few
+ * times, not 60 times a minute, while each such request costs a database lookup.
+ */
+export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 60
+/** Budget of the listing cache (finished answers), in MiB; 0 turns it off. */
+export const DEFAULT_LISTING_CACHE_MB = 64
 
 export interface Config {
   /** `postgres://...`, `postgresql://...`, `sqlite:PATH` or a plain file path */
@@ -22,6 +30,8 @@ export interface Config {
   logLevel: string
   /** requests per minute per session (per address when unauthenticated); 0: off */
   rateLimitPerMinute: number
+  /** unknown or expired sessions per minute per client address, then 429; 0: off */
+  authFailuresPerMinute: number
   /** origins allowed to call with credentials; empty: CORS off */
   corsOrigins: readonly string[]
   /**
@@ -46,8 +56,18 @@ export interface Config {
   headersTimeoutMs: number
   /** longest graceful shutdown may take before the process exits anyway */
   shutdownTimeoutMs: number
+  /**
+   * After SIGTERM, how long to keep accepting and answering (readiness already 503) before
+   * the listener closes, so load balancers stop routing here before connections are refused
+   */
+  shutdownDelayMs: number
+  /** a second listener for /metrics only, so it can stay private; null: /metrics on the main one */
+  metricsPort: number | null
+  metricsHost: string
   /** memory for finished listing responses reused while the database is unchanged; 0: off */
   listingCacheMb: number
+  /** the folder browser page at `/` and its assets; off for deployments that want the API alone */
+  folderBrowser: boolean
 }
 
 export type Env = Record<string, string | undefined>
@@ -58,6 +78,8 @@ export interface ConfigFlags {
   host?: string | undefined
   port?: string | undefined
   logLevel?: string | undefined
+  /** `--no-folder-browser` gives false */
+  folderBrowser?: boolean | undefined
 }
 
 export class ConfigError extends Error {
@@ -84,6 +106,14 @@ function integer(
     throw new ConfigError(setting, `expected a whole number from ${min} to ${max}, got '${text}'`)
   }
   return Number(text)
+}
+
+function onOff(setting: string, value: string | undefined, fallback: boolean): boolean {
+  const raw = (value ?? '').trim().toLowerCase()
+  if (raw === '') return fallback
+  if (['on', 'true', '1'].includes(raw)) return true
+  if (['off', 'false', '0'].includes(raw)) return false
+  throw new ConfigError(setting, `expected on or off (true/false, 1/0), got '${value}'`)
 }
 
 function text(value: string | undefined, fallback: string): string {
@@ -132,6 +162,14 @@ function trustProxy(value: string | undefined): boolean | readonly string[] {
   return Object.freeze(entries)
 }
 
+/** METRICS_PORT set (1-65535, or 0 for any free port): /metrics moves to METRICS_HOST:METRICS_PORT. */
+function metricsListener(env: Env): Pick<Config, 'metricsPort' | 'metricsHost'> {
+  const metricsHost = text(env.METRICS_HOST, '127.0.0.1')
+  const port = env.METRICS_PORT
+  if (port === undefined || port === '') return { metricsPort: null, metricsHost }
+  return { metricsPort: integer('METRICS_PORT', port, 0, 0, 65535), metricsHost }
+}
+
 export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Readonly<Config> {
   const logLevel = text(flags.logLevel ?? env.LOG_LEVEL, 'info')
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -169,6 +207,13 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Rea
       0,
       10_000_000,
     ),
+    authFailuresPerMinute: integer(
+      'AUTH_FAILURES_PER_MINUTE',
+      env.AUTH_FAILURES_PER_MINUTE,
+      DEFAULT_AUTH_FAILURES_PER_MINUTE,
+      0,
+      10_000_000,
+    ),
     corsOrigins: Object.freeze(corsOrigins),
     trustProxy: trustProxy(env.TRUST_PROXY),
     dbPoolSize: integer('DB_POOL_SIZE', env.DB_POOL_SIZE, 10, 1, 1000),
@@ -179,6 +224,9 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Rea
     requestTimeoutMs,
     headersTimeoutMs,
     shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, 10_000, 1, 600_000),
-    listingCacheMb: integer('LISTING_CACHE_MB', env.LISTING_CACHE_MB, 64, 0, 65_536),
+    shutdownDelayMs: integer('SHUTDOWN_DELAY_MS', env.SHUTDOWN_DELAY_MS, 0, 0, 600_000),
+    ...metricsListener(env),
+    listingCacheMb: integer('LISTING_CACHE_MB', env.LISTING_CACHE_MB, DEFAULT_LISTING_CACHE_MB, 0, 65_536),
+    folderBrowser: flags.folderBrowser ?? onOff('FOLDER_BROWSER', env.FOLDER_BROWSER, true),
   })
 }

@@ -1,19 +1,23 @@
+import type { AddressInfo } from 'node:net'
 import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
 import { buildApp, type AppOptions } from './app.js'
 import type { Config } from './config.js'
+import { beginDraining } from './http/drain.js'
+import { AppMetrics, metricsServer } from './http/metrics.js'
 import { openStore } from './store/open-store.js'
 import type { Store } from './store/store.js'
 
 /**
  * The process side of the service (DESIGN habit 1): open the store, build the app, listen,
- * and on SIGTERM or SIGINT stop accepting connections, let in-flight requests finish, close
- * the database and exit 0; past shutdownTimeoutMs the process exits 1 anyway.
+ * and on SIGTERM or SIGINT turn /readyz 503 and keep answering for shutdownDelayMs, then
+ * stop accepting connections, let in-flight requests finish, close the database and exit 0;
+ * past shutdownDelayMs + shutdownTimeoutMs the process exits 1 anyway.
  */
 
 export interface ListenOptions {
-  /** an already open store (tests); by default the one config.databaseUrl names */
-  store?: Store
+  /** the open store the app serves; the app owns it from here (closing the app closes it) */
+  store: Store
   logger?: AppOptions['logger']
 }
 
@@ -22,21 +26,29 @@ const VERBOSE_LEVELS = ['trace', 'debug', 'info']
 
 /**
  * Builds the app and listens, without touching signals. The app owns the store: closing the
- * app (see {@link stopServer}) closes it.
+ * app closes it. Closing is also the graceful stop SIGTERM and SIGINT take: the listening
+ * socket closes at once and idle keep-alive connections are dropped; requests in flight run
+ * to completion (their responses carry `Connection: close`); then the database is closed.
  */
-export async function listen(
-  config: Readonly<Config>,
-  options: ListenOptions = {},
-): Promise<FastifyInstance> {
-  const store = options.store ?? (await openStore(config))
+export async function listen(config: Readonly<Config>, options: ListenOptions): Promise<FastifyInstance> {
+  const { store } = options
+  const metrics = new AppMetrics()
   let app: FastifyInstance
   try {
-    app = await buildApp({ store, config, logger: options.logger })
+    app = await buildApp({ store, config, logger: options.logger, metrics })
   } catch (error) {
     await store.close()
     throw error
   }
   app.addHook('onClose', () => store.close())
+  if (config.metricsPort !== null) {
+    try {
+      await listenForMetrics(app, metrics, config.metricsHost, config.metricsPort)
+    } catch (error) {
+      await app.close()
+      throw error
+    }
+  }
   // Fastify logs a "listening" line per interface (several for 0.0.0.0); CONTRACT section 8
   // asks for one line with the address, so its lines are muted and ours is written instead.
   const level = app.log.level
@@ -54,13 +66,21 @@ export async function listen(
   return app
 }
 
-/**
- * Graceful stop, the path SIGTERM and SIGINT take: the listening socket closes at once and
- * idle keep-alive connections are dropped; requests in flight run to completion (their
- * responses carry `Connection: close`); then the database is closed.
- */
-export async function stopServer(app: FastifyInstance): Promise<void> {
-  await app.close()
+/** /metrics alone on METRICS_HOST:METRICS_PORT, closed with the app. */
+async function listenForMetrics(app: FastifyInstance, metrics: AppMetrics, host: string, port: number) {
+  const server = metricsServer(metrics)
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  const address = server.address() as AddressInfo
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  app.log.info({ host }, `Metrics served at http://${shown}:${address.port}/metrics`)
+  // server.close also drops idle keep-alive connections (Node 19+): a scraper's cannot hold the stop.
+  app.addHook('onClose', () => new Promise<void>((resolve) => server.close(() => resolve())))
 }
 
 /**
@@ -74,25 +94,40 @@ const LOG_SETTLE_MS = 50
 
 /** The `serve` command: listen, then stop gracefully on a signal and exit. */
 export async function startServer(config: Readonly<Config>): Promise<FastifyInstance> {
-  const store = await openStore(config)
-  const app = await listen(config, { store })
-
+  // Signals are handled from the start, before the first log line can reach whoever reads
+  // it: a SIGTERM that follows that line (a supervisor's, a test's) must find the handler.
+  // Before the app exists there is nothing to drain, and the process simply exits.
+  let app: FastifyInstance | null = null
   closeWithGrace(
     {
-      delay: config.shutdownTimeoutMs,
-      logger: { error: (message: unknown) => app.log.error(message) },
+      delay: config.shutdownDelayMs + config.shutdownTimeoutMs,
+      logger: { error: (message: unknown) => (app === null ? undefined : app.log.error(message)) },
     },
     async ({ signal, err }) => {
+      if (app === null) return
       if (err) app.log.error({ err }, 'stopping after an uncaught error')
-      else app.log.info({ signal }, 'shutting down: draining requests in flight')
-      await stopServer(app)
+      else if (config.shutdownDelayMs > 0) {
+        // Still listening: connections a load balancer opens before it sees /readyz fail
+        // are answered (with Connection: close), not refused or reset.
+        beginDraining(app)
+        app.log.info(
+          { signal, delay_ms: config.shutdownDelayMs },
+          'shutting down: not ready, still answering until the delay ends',
+        )
+        await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs))
+      }
+      if (!err) app.log.info({ signal }, 'shutting down: draining requests in flight')
+      await app.close()
       app.log.info('stopped')
       await new Promise((resolve) => setTimeout(resolve, LOG_SETTLE_MS))
     },
   )
+  const store = await openStore(config)
+  const listening = await listen(config, { store })
+  app = listening
 
   if ((await store.countUsers()) === 0) {
-    app.log.info('the database has no users yet: run `npx folder-service seed --demo` to load a demo')
+    listening.log.info('the database has no users yet: run `npx folder-service seed --demo` to load a demo')
   }
-  return app
+  return listening
 }

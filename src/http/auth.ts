@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import { parseCookie } from 'cookie'
 import { isUuid, normaliseUuid } from '../ids.js'
-import type { SessionUser, Store } from '../store/store.js'
+import type { SessionUser, ServingStore } from '../store/store.js'
 import { problems } from './problems.js'
 
 /**
@@ -38,19 +39,29 @@ export function sessionIdFrom(
 }
 
 /**
+ * Cookie values as sent: the parser's default percent-decoding would accept `%35a00...` as
+ * the session it spells, and CONTRACT 3 wants the value itself to be a UUID.
+ */
+const asSent = (value: string): string => value
+export const parseCookieAsSent = (header: string) => parseCookie(header, { decode: asSent })
+
+/**
  * The request's session id, parsed from the Cookie header once and kept on the request, so
  * the rate limiter (which keys on it) and the authenticate hook share one parse.
  */
 export function requestSessionCookie(request: FastifyRequest): SessionCookie {
   let cookie = request.sessionCookie
   if (cookie === undefined) {
-    cookie = sessionIdFrom(request.headers.cookie, (h) => request.server.parseCookie(h))
+    cookie = sessionIdFrom(request.headers.cookie, parseCookieAsSent)
     request.sessionCookie = cookie
   }
   return cookie
 }
 
-export function authenticate(store: Store, now: () => number = Date.now): onRequestAsyncHookHandler {
+export function authenticate(
+  store: Pick<ServingStore, 'findSessionUser'>,
+  now: () => number = Date.now,
+): onRequestAsyncHookHandler {
   return async function authenticateSession(request: FastifyRequest, _reply: FastifyReply) {
     const cookie = requestSessionCookie(request)
     if (cookie === 'missing') throw problems.unauthorized(MISSING)

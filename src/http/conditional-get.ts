@@ -13,7 +13,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 
 export const CACHE_CONTROL = 'private, no-cache'
 
-export function strongEtag(body: string): string {
+export function strongEtag(body: string | Buffer): string {
   return `"${hash('sha1', body, 'base64url')}"`
 }
 
@@ -38,7 +38,8 @@ export function conditionalGet(
   // Appended: CORS may already have said `Vary: Origin`.
   const vary = reply.getHeader('vary')
   reply.header('vary', vary === undefined ? 'Cookie' : `${String(vary)}, Cookie`)
-  if (reply.statusCode !== 200 || typeof payload !== 'string') {
+  // Cached listings are sent as bytes (see listing-cache.ts), other answers as strings.
+  if (reply.statusCode !== 200 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) {
     done(null, payload)
     return
   }
@@ -47,8 +48,13 @@ export function conditionalGet(
   const etag = typeof preset === 'string' ? preset : strongEtag(payload)
   reply.header('etag', etag)
   if (ifNoneMatchMatches(request.headers['if-none-match'], etag)) {
-    reply.code(304)
-    done(null, '')
+    // No body. RFC 9110 section 8.6 allows a 304 no Content-Length or the 200's, never the
+    // `Content-Length: 0` Fastify writes for an empty payload; section 15.4.5 no
+    // Content-Type. GET: a null payload, so Fastify writes neither (clients that read a
+    // Content-Length on a 304 as a body to wait for, autocannon for one, would stall).
+    // HEAD: Fastify's HEAD hook measures the payload it is given, so it gets the 200's.
+    reply.code(304).removeHeader('content-type')
+    done(null, request.method === 'HEAD' ? payload : null)
     return
   }
   done(null, payload)

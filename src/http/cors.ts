@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import fastifyCors from '@fastify/cors'
 
 /**
- * CORS for browser clients on other origins (CONTRACT section 10: CORS_ORIGINS). Off
+ * CORS for browser clients on other origins (README, "Configuration": CORS_ORIGINS). Off
  * unless origins are configured. A listed origin is echoed exactly, with credentials
  * (the session is a cookie); any other origin, and requests without Origin, get no CORS
  * header at all, only `Vary: Origin` so shared caches keep the answers apart.

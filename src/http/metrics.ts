@@ -1,11 +1,13 @@
+import { createServer, STATUS_CODES, type Server } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
-import { InstrumentedStore } from '../store/instrumented-store.js'
-import type { Store } from '../store/store.js'
+import { instrumented } from '../store/instrumented-store.js'
+import type { ServingStore } from '../store/store.js'
 
 /**
- * Prometheus metrics at GET /metrics (text format 0.0.4):
+ * Prometheus metrics at GET /metrics (text format 0.0.4), on the main listener or on its own
+ * (METRICS_HOST, METRICS_PORT):
  * - http_requests_total and http_request_duration_seconds by method, route (the route
  *   pattern, never the raw URL: bounded label values) and status;
  * - db_operation_duration_seconds by operation, backend and outcome (a Store decorator);
@@ -28,6 +30,9 @@ function processMetrics(): Registry {
   }
   return processRegistry
 }
+
+/** Label of requests refused before routing (HTTP parser errors, Expect, CONNECT). */
+export const REJECTED_ROUTE = 'rejected'
 
 export class AppMetrics {
   readonly registry = new Registry()
@@ -52,9 +57,9 @@ export class AppMetrics {
     registers: [this.registry],
   })
 
-  constructor(private readonly includeProcessMetrics = true) {
+  constructor() {
     // Started with the first app rather than at the first scrape, so lag and GC are observed from the start.
-    if (includeProcessMetrics) processMetrics()
+    processMetrics()
   }
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
@@ -63,17 +68,22 @@ export class AppMetrics {
     this.requestSeconds.observe(labels, seconds)
   }
 
+  /** A request Node's HTTP server refused before routing: counted, not timed. */
+  countRejection(method: string, status: number): void {
+    this.requests.inc({ method, route: REJECTED_ROUTE, status: String(status) })
+  }
+
   /** `store`, with every call timed into db_operation_duration_seconds. */
-  instrument(store: Store): Store {
+  instrument<S extends ServingStore>(store: S): S {
     const backend = store.kind
-    return new InstrumentedStore(store, (operation, outcome, seconds) =>
+    return instrumented(store, (operation, outcome, seconds) =>
       this.storeSeconds.observe({ operation, backend, outcome }, seconds),
     )
   }
 
   async render(): Promise<string> {
     const own = await this.registry.metrics()
-    return this.includeProcessMetrics ? own + (await processMetrics().metrics()) : own
+    return own + (await processMetrics().metrics())
   }
 
   get contentType(): string {
@@ -92,11 +102,56 @@ export const metricsPlugin = fp(
       )
       next()
     })
-    app.get(METRICS_PATH, { schema: { hide: true } }, async (_request, reply) => {
-      reply.type(metrics.contentType).header('cache-control', 'no-store')
-      return metrics.render()
-    })
     done()
   },
   { name: 'metrics' },
 )
+
+/** GET /metrics on the main listener (when METRICS_PORT does not move it elsewhere). */
+export const metricsRoute = (
+  app: FastifyInstance,
+  { metrics }: { metrics: AppMetrics },
+  done: (err?: Error) => void,
+) => {
+  app.get(METRICS_PATH, { schema: { hide: true } }, async (_request, reply) => {
+    reply.type(metrics.contentType).header('cache-control', 'no-store')
+    return metrics.render()
+  })
+  done()
+}
+
+/**
+ * GET /metrics alone on its own address (METRICS_HOST:METRICS_PORT), so a deployment can
+ * keep it off the public listener. Nothing else is served there: 404, or 405 with Allow.
+ */
+export function metricsServer(metrics: AppMetrics): Server {
+  return createServer((request, response) => {
+    const path = (request.url ?? '').split('?')[0]
+    const allowed = request.method === 'GET' || request.method === 'HEAD'
+    if (path === METRICS_PATH && allowed) {
+      metrics.render().then(
+        (text) => {
+          response.writeHead(200, { 'content-type': metrics.contentType, 'cache-control': 'no-store' })
+          response.end(request.method === 'HEAD' ? undefined : text)
+        },
+        () => {
+          response.writeHead(500).end()
+        },
+      )
+      return
+    }
+    const status = path === METRICS_PATH ? 405 : 404
+    const body = JSON.stringify({
+      type: 'about:blank',
+      title: STATUS_CODES[status],
+      status,
+      code: status === 405 ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND',
+      detail: status === 405 ? 'Allowed methods: GET, HEAD.' : 'Only /metrics is served here.',
+    })
+    response.writeHead(status, {
+      'content-type': 'application/problem+json; charset=utf-8',
+      ...(status === 405 ? { allow: 'GET, HEAD' } : {}),
+    })
+    response.end(body)
+  })
+}

@@ -56,14 +56,17 @@ const RESPONSE_DOCS: Record<string, { description: string; headers?: Record<stri
       ETag: header('Strong validator of the body; send it back in If-None-Match'),
       'Cache-Control': header('`private, no-cache`'),
       Link: header(
-        'RFC 8288 pagination links (first, prev, next, last), e.g. `</v1/folders?page=2&limit=50>; rel="next"`',
+        'RFC 8288 pagination links (first, prev, next, last), e.g. `</v1/folders?page=2&limit=50&cursor=...>; rel="next"`. next and prev carry a continuation token (`cursor`); first and last do not.',
       ),
       ...REQUEST_ID,
       ...RATE_LIMIT_HEADERS,
     },
   },
   304: { description: 'Not Modified: If-None-Match matched the current ETag', headers: { ...REQUEST_ID } },
-  400: { description: 'INVALID_INPUT: folder_id, page or limit is malformed (`detail` names it)' },
+  400: {
+    description:
+      'INVALID_INPUT: folder_id, page or limit is malformed, or cursor is not a token this deployment made for this user and folder (`detail` names the parameter)',
+  },
   401: {
     description: 'UNAUTHORIZED: the session cookie is missing, invalid or expired',
     headers: { 'WWW-Authenticate': header('`Cookie realm="folder-service", cookie-name="session_id"`') },

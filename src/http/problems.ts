@@ -32,6 +32,9 @@ export class HttpProblem extends Error {
 
 export const problems = {
   invalidInput: (detail: string) => new HttpProblem(400, 'INVALID_INPUT', detail),
+  /** 400 naming a query parameter of GET /v1/folders and its rule. */
+  invalidParameter: (param: keyof typeof PARAMETER_RULES) =>
+    new HttpProblem(400, 'INVALID_INPUT', `Query parameter '${param}' ${PARAMETER_RULES[param]}.`),
   unauthorized: (detail: string) =>
     new HttpProblem(401, 'UNAUTHORIZED', detail, { 'www-authenticate': UNAUTHORIZED_CHALLENGE }),
   frozen: () => new HttpProblem(403, 'FROZEN_ACCOUNT', 'This account is frozen.'),
@@ -43,6 +46,10 @@ export const problems = {
     }),
   unavailable: () =>
     new HttpProblem(503, 'UNAVAILABLE', 'The database is unreachable; retry shortly.', {
+      'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
+    }),
+  shuttingDown: () =>
+    new HttpProblem(503, 'UNAVAILABLE', 'The service is shutting down; retry on another instance.', {
       'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
     }),
   internal: () => new HttpProblem(500, 'INTERNAL', 'An unexpected error occurred.'),
@@ -68,8 +75,8 @@ export function sendProblem(
 function fromValidation(error: FastifyError): HttpProblem {
   const first = error.validation?.[0]
   const param = first?.instancePath.replace(/^\//, '').split('/')[0] ?? ''
-  const rule = PARAMETER_RULES[param]
-  if (rule !== undefined) return problems.invalidInput(`Query parameter '${param}' ${rule}.`)
+  if (Object.hasOwn(PARAMETER_RULES, param))
+    return problems.invalidParameter(param as keyof typeof PARAMETER_RULES)
   return problems.invalidInput(`The ${error.validationContext ?? 'request'} is malformed.`)
 }
 

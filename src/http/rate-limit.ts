@@ -4,8 +4,8 @@ import { requestSessionCookie } from './auth.js'
 import { HttpProblem } from './problems.js'
 
 /**
- * Per-session rate limiting of the API routes of the context it is registered in (the
- * health, metrics and docs routes live outside it). Over the limit: 429 problem+json with
+ * Rate limiting of the routes of the context it is registered in: per session for the API,
+ * per client address for the public routes (health, metrics, docs). Over the limit: 429 problem+json with
  * code RATE_LIMITED, Retry-After and the IETF draft RateLimit-* headers.
  *
  * Runs as a context-level onRequest hook, so it precedes authentication: unauthenticated
@@ -23,22 +23,35 @@ const TRACKED_KEYS = 10_000
 export function rateLimitKey(request: FastifyRequest): string {
   const cookie = requestSessionCookie(request)
   if (typeof cookie === 'object') return `session:${cookie.id}`
+  return addressKey(request)
+}
+
+/** The client address alone: the public routes' key, where a cookie proves nothing. */
+export function addressKey(request: FastifyRequest): string {
   return `address:${normalizeIP(request.ip)}`
 }
 
-export async function registerRateLimit(api: FastifyInstance, perMinute: number): Promise<void> {
+/**
+ * `by` 'session' for the API (see {@link rateLimitKey}), 'address' for the public routes
+ * (health, docs, metrics), which no session unlocks and so must not be keyed by one.
+ */
+export async function registerRateLimit(
+  api: FastifyInstance,
+  perMinute: number,
+  by: 'session' | 'address',
+): Promise<void> {
   await api.register(fastifyRateLimit, {
     global: false,
     max: perMinute,
     timeWindow: RATE_LIMIT_WINDOW_MS,
     cache: TRACKED_KEYS,
     enableDraftSpec: true,
-    keyGenerator: rateLimitKey,
+    keyGenerator: by === 'session' ? rateLimitKey : addressKey,
     errorResponseBuilder: (_request, context) =>
       new HttpProblem(
         429,
         'RATE_LIMITED',
-        `Too many requests: at most ${perMinute} a minute for this session; retry in ${context.after}.`,
+        `Too many requests: at most ${perMinute} a minute for this ${by === 'session' ? 'session' : 'address'}; retry in ${context.after}.`,
       ),
   })
   api.addHook('onRequest', api.rateLimit())

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 
 /**
- * Response shapes of GET /v1/folders (spec "Resources and their fields", CONTRACT section 5).
+ * Response shapes of GET /v1/folders (docs/api.md, "200 body" and "Headers of a 200").
  * Responses are serialised through these schemas, so a field they lack can never leak.
  */
 
@@ -44,4 +44,3 @@ export const FolderList = Type.Object(
 )
 
 export type FolderListBody = Static<typeof FolderList>
-export type FolderBody = Static<typeof Folder>

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { UUID_PATTERN } from '../ids.js'
 
 /**
- * Query of GET /v1/folders (CONTRACT section 2). The values stay strings so that the
+ * Query of GET /v1/folders (docs/api.md, "Query parameters"). The values stay strings so that the
  * pattern sees exactly what the client sent: numeric coercion would accept `+1`, ` 1`,
  * `1e2` and `0x10`, which the contract refuses. A repeated parameter arrives as an array
  * and fails `type: string`.
@@ -38,6 +38,13 @@ export const ListFoldersQuery = Type.Object(
         examples: ['50'],
       }),
     ),
+    cursor: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z0-9_-]{1,256}$',
+        description:
+          "Continuation token, exactly as the service wrote it into the `next` or `prev` link of an earlier answer: the page right after (or before) that page's boundary, found without skipping rows and stable while others write. Opaque; bound to the user and the folder it was made for.",
+      }),
+    ),
   },
   { additionalProperties: true },
 )
@@ -45,8 +52,10 @@ export const ListFoldersQuery = Type.Object(
 export type ListFoldersQueryString = Static<typeof ListFoldersQuery>
 
 /** Human wording of each parameter's rule, for the 400 `detail`. */
-export const PARAMETER_RULES: Record<string, string> = {
+export const PARAMETER_RULES = {
   folder_id: 'must be a UUID in 8-4-4-4-12 hex form, given once',
   page: 'must be a whole number from 1 to 2147483647 in decimal digits, given once',
   limit: 'must be a whole number of at least 1 in decimal digits, given once',
-}
+  cursor:
+    'must be a continuation token exactly as this service wrote it into a Link header, for the same user and folder, given once',
+} as const satisfies Record<string, string>

@@ -1,19 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { PROBLEM_CODES } from './problem-codes.js'
 
-/** RFC 9457 problem details, the body of every error (CONTRACT section 6). */
+export { PROBLEM_CODES, type ProblemCode } from './problem-codes.js'
 
-export const PROBLEM_CODES = [
-  'INVALID_INPUT',
-  'UNAUTHORIZED',
-  'FROZEN_ACCOUNT',
-  'NOT_FOUND',
-  'METHOD_NOT_ALLOWED',
-  'RATE_LIMITED',
-  'UNAVAILABLE',
-  'INTERNAL',
-] as const
-
-export type ProblemCode = (typeof PROBLEM_CODES)[number]
+/** RFC 9457 problem details, the body of every error (docs/api.md, "Errors"). */
 
 export const Problem = Type.Object(
   {

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { faultData, ownPath, seed, type FaultData } from '../helpers/fault-data.js'
 import { Load, sleep, tally, type Outcome } from '../helpers/load.js'
-import { openPartialRequest } from '../helpers/raw-http.js'
+import { openPartialRequest, rawExchange } from '../helpers/raw-http.js'
 import { logRecords, startService, type Service } from '../helpers/service-process.js'
 
 /**
@@ -147,5 +147,84 @@ describe('SIGTERM under load', () => {
       afterSignal.some((o) => o.error === 'ECONNREFUSED'),
       `new connections are refused once the service stopped listening: ${summary}`,
     )
+  })
+})
+
+/**
+ * What orchestrators expect of a routine rollout (SHUTDOWN_DELAY_MS): after SIGTERM,
+ * /readyz turns 503 at once while the service keeps accepting and answering (with
+ * Connection: close) for the delay, so that connections a load balancer opened just
+ * before it learnt of the stop are answered, not reset; then it drains and exits 0.
+ */
+describe('SIGTERM with SHUTDOWN_DELAY_MS', () => {
+  const FRESH = 40
+  const LATE = 10
+  const DELAY_MS = 1500
+  let dir: string
+  let service: Service | undefined
+  let data: FaultData
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'fs-sigterm-delay-'))
+    data = faultData(2, 10)
+    await seed(`sqlite:${join(dir, 'db.sqlite')}`, data)
+    service = await startService(`sqlite:${join(dir, 'db.sqlite')}`, { SHUTDOWN_DELAY_MS: String(DELAY_MS) })
+  })
+  after(async () => {
+    await service?.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it(`answers ${FRESH} connections opened around the signal and ${LATE} opened during the delay, turns /readyz 503 at once, then exits 0`, async () => {
+    const svc = service as Service
+    const request = (i: number) =>
+      `GET ${ownPath(data, i, i)} HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: session_id=${data.sessions[i % data.sessions.length]}\r\n\r\n`
+    // Connected now, written once connected: some may still be in the accept queue at the signal.
+    const fresh = Array.from({ length: FRESH }, (_, i) =>
+      rawExchange(svc.port, request(i), { timeoutMs: 10_000 }),
+    )
+    await sleep(5)
+    const signalAt = Date.now()
+    svc.child.kill('SIGTERM')
+    await sleep(100)
+    const ready = await rawExchange(svc.port, 'GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+    const healthy = await rawExchange(svc.port, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+    // Opened well inside the delay, as a load balancer that has not yet noticed would:
+    // these certainly arrive after the signal, whatever the machine's speed.
+    const late = await Promise.all(
+      Array.from({ length: LATE }, (_, i) => rawExchange(svc.port, request(i), { timeoutMs: 10_000 })),
+    )
+    const answers = await Promise.all(fresh)
+    const exit = await Promise.race([svc.exited, sleep(15_000).then(() => 'timeout' as const)])
+    const stoppedAfterMs = Date.now() - signalAt
+
+    const listOutcomes = (xs: typeof answers) =>
+      xs
+        .map(
+          (x, i) =>
+            `${i}: ${x.responses.map((r) => `${r.status} ${r.headers.connection}`).join(',')} ${x.error ?? ''}`,
+        )
+        .join('\n')
+    // Those answered before the signal arrived may say keep-alive; none may go unanswered.
+    assert.deepEqual(
+      answers.map((x) => x.responses[0]?.status),
+      Array.from({ length: FRESH }, () => 200),
+      listOutcomes(answers),
+    )
+    // Those that came during the delay are answered, and told to go elsewhere next time.
+    assert.deepEqual(
+      late.map((x) => [x.responses[0]?.status, x.responses[0]?.headers.connection]),
+      Array.from({ length: LATE }, () => [200, 'close']),
+      listOutcomes(late),
+    )
+    const notReady = ready.responses[0]
+    assert.equal(notReady?.status, 503, JSON.stringify(ready))
+    assert.match(notReady?.headers['content-type'] ?? '', /^application\/problem\+json/)
+    assert.equal((JSON.parse(notReady?.body ?? '{}') as { code?: string }).code, 'UNAVAILABLE')
+    assert.ok(Number(notReady?.headers['retry-after']) > 0)
+    assert.equal(notReady?.headers.connection, 'close')
+    assert.equal(healthy.responses[0]?.status, 200, 'still alive: only readiness changes')
+    assert.deepEqual(exit, { code: 0, signal: null }, svc.stderr())
+    assert.ok(stoppedAfterMs >= DELAY_MS, `exited ${stoppedAfterMs} ms after the signal, before the delay`)
   })
 })

@@ -82,6 +82,16 @@ describe('SQLite faults through the built CLI', () => {
     oneLineError(run, /SQLite|plain-file|ENOTDIR|not a directory|cannot open/i)
   })
 
+  it('refuses a database path no directory can be made for, within seconds: one line, non-zero exit', async () => {
+    // Node's recursive mkdir loops forever on /proc/forbidden (mkdir there says ENOENT
+    // although /proc exists); start-up must end with a word whatever the path.
+    for (const path of ['/proc/forbidden/x.db', '/proc/self/forbidden/deeper/x.db', '/dev/null/x.db']) {
+      const run = await runCommand(['serve', '--db', `sqlite:${path}`, '--port', '0'], {}, 10_000)
+      oneLineError(run, /cannot open SQLite database/)
+      assert.ok(run.ms < 5_000, `${path}: took ${run.ms} ms`)
+    }
+  })
+
   it('refuses a file that is not a database, and leaves it as it was', async () => {
     const file = join(dir, 'notes.sqlite')
     const content = 'these are notes, not a database\n'.repeat(200)

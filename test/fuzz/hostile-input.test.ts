@@ -2,6 +2,9 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import fc from 'fast-check'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import type { Store } from '../../src/store/store.js'
 import { allBackends } from '../helpers/backends.js'
 import {
   HOSTILE_PATHS,
@@ -9,6 +12,7 @@ import {
   HOSTILE_VALUES,
   Findings,
   assertAcceptable,
+  describeResponse,
   documentedParameters,
   encodeAny,
   hostileCookies,
@@ -58,7 +62,7 @@ for (const backend of allBackends()) {
     it('reads the parameters to attack from the OpenAPI document', () => {
       // The document is generated from the route's schema; if it lost a parameter the
       // fuzzing below would silently skip it, so its content is pinned here.
-      assert.deepEqual([...params.query].sort(), ['folder_id', 'limit', 'page'])
+      assert.deepEqual([...params.query].sort(), ['cursor', 'folder_id', 'limit', 'page'])
       assert.ok(params.header.includes('if-none-match'), JSON.stringify(params))
       assert.ok(params.header.includes('x-request-id'), JSON.stringify(params))
       assert.deepEqual(params.cookie, ['session_id'])
@@ -101,6 +105,61 @@ for (const backend of allBackends()) {
             assert.equal(res.statusCode, expected.status, `${what}\n${res.payload.slice(0, 300)}`)
           }
         }
+      }
+    })
+
+    it('limits floods of unknown, expired and hostile sessions per address, before the database', async () => {
+      // The default settings: RATE_LIMIT_PER_MINUTE 6000, AUTH_FAILURES_PER_MINUTE 60.
+      const config = loadConfig({})
+      let lookups = 0
+      const counting = Object.assign(Object.create(t.store) as Store, {
+        findSessionUser: (id: string, now: number) => {
+          lookups++
+          return t.store.findSessionUser(id, now)
+        },
+      })
+      const app = await buildApp({ store: counting, config, logger: false })
+      try {
+        const findings = new Findings()
+        const sessions = fc.sample(
+          fc.oneof(
+            fc.uuid(),
+            fc.constant(t.expiredSession),
+            fc.constant(t.unknown),
+            fc.uuid().map((u) => u.toUpperCase()),
+          ),
+          { numRuns: 300, seed: 13 },
+        )
+        const statuses = new Map<number, number>()
+        for (const [i, session] of sessions.entries()) {
+          const res = await within(
+            app.inject({
+              url: '/v1/folders',
+              remoteAddress: '203.0.113.9',
+              headers: { cookie: `session_id=${session}` },
+            }),
+            ANSWER_WITHIN_MS,
+            `flood ${i}`,
+          )
+          statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
+          findings.check(`flood ${i}: ${session}`, () => {
+            assertAcceptable(res, `GET with session ${session}`)
+            assert.ok([401, 429].includes(res.statusCode), describeResponse(res))
+          })
+        }
+        findings.assertNone('session floods')
+        const budget = config.authFailuresPerMinute
+        assert.equal(lookups, budget, `lookups; statuses ${JSON.stringify([...statuses])}`)
+        assert.equal(statuses.get(429), sessions.length - budget)
+        // Another address, and a live session from it, are untouched by the flood.
+        const live = await app.inject({
+          url: '/v1/folders',
+          remoteAddress: '203.0.113.10',
+          headers: { cookie: `session_id=${t.aliceSession}` },
+        })
+        assert.equal(live.statusCode, 200)
+      } finally {
+        await app.close()
       }
     })
 

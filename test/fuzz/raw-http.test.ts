@@ -47,6 +47,26 @@ const MALFORMED: [string, string | Buffer][] = [
   ['HTTP/2 preface on HTTP/1.1', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'],
   ['HTTP/1.1 without Host', 'GET /v1/folders HTTP/1.1\r\n\r\n'],
   ['lower-case method', `get /v1/folders HTTP/1.1\r\n${HOST}\r\n`],
+  // Refused by Node's server rather than its parser (checkExpectation, connect events).
+  ['unsupported Expect', `GET /v1/folders HTTP/1.1\r\n${HOST}Expect: 999-foo\r\n\r\n`],
+  [
+    'unknown Expect on a POST',
+    `POST /v1/folders HTTP/1.1\r\n${HOST}Expect: 200-ok\r\nContent-Length: 1\r\n\r\nx`,
+  ],
+  ['CONNECT', 'CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n'],
+  ['CONNECT to a path', `CONNECT /v1/folders HTTP/1.1\r\n${HOST}\r\n`],
+]
+
+/** Bytes sent right after a valid request, in the same write (a broken pipelining client). */
+const PIPELINED_GARBAGE: [string, string | Buffer][] = [
+  ['a line of garbage', 'GARBAGE\r\n\r\n'],
+  ['NUL bytes', Buffer.from([0, 0, 0, 13, 10, 13, 10])],
+  ['a bad header in the next request', `GET /v1/folders HTTP/1.1\r\n${HOST}X A: b\r\n\r\n`],
+  [
+    'an oversized next request',
+    `GET /v1/folders HTTP/1.1\r\n${HOST}Cookie: a=${'x'.repeat(100 * 1024)}\r\n\r\n`,
+  ],
+  ['an unknown version next', `GET /v1/folders HTTP/9.9\r\n${HOST}\r\n`],
 ]
 
 /** Headers beyond the server's limit: 431 (Node's default maxHeaderSize is 16 KB). */
@@ -164,9 +184,38 @@ describe('raw HTTP on a listening server', () => {
     )
   })
 
+  it('answers the valid requests pipelined before garbage, then a 4xx problem+json, then closes', async () => {
+    const valid = `GET /v1/folders HTTP/1.1\r\n${HOST}Cookie: session_id=${t.aliceSession}\r\n\r\n`
+    const findings = new Findings()
+    for (const [name, garbage] of PIPELINED_GARBAGE) {
+      for (const before of [1, 3]) {
+        const x = await rawExchange(
+          port,
+          Buffer.concat([Buffer.from(valid.repeat(before)), Buffer.from(garbage)]),
+          {
+            expect: before + 1,
+          },
+        )
+        findings.check(`${name} after ${before}`, () => {
+          const statuses = x.responses.map((r) => r.status)
+          assert.deepEqual(statuses.slice(0, before), Array<number>(before).fill(200), show(x))
+          const last = x.responses[before]
+          assert.ok(
+            last !== undefined && last.status >= 400 && last.status < 500,
+            `${statuses.join(',')} ${show(x)}`,
+          )
+          assert.match(last.headers['content-type'] ?? '', /^application\/problem\+json/)
+          assert.equal(x.responses.length, before + 1)
+          assert.equal(x.closed, true)
+        })
+      }
+    }
+    findings.assertNone('valid requests pipelined before garbage')
+  })
+
   it('answers every 4xx of the HTTP parser in problem+json (CONTRACT 6)', async () => {
-    // Node's parser refuses these before Fastify routes them; Fastify's default
-    // clientErrorHandler then answers in its own JSON shape unless the app gives one.
+    // Node's parser (or its server: Expect, CONNECT) refuses these before Fastify routes
+    // them, and would answer in its own shape (or not at all) unless the app gives one.
     const findings = new Findings()
     for (const [name, bytes] of malformedAndOversized) {
       const x = await rawExchange(port, bytes)

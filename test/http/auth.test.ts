@@ -59,6 +59,21 @@ for (const backend of allBackends()) {
         }
       })
 
+      it('when the session_id value is a live session written with percent-escapes or quotes', async () => {
+        // CONTRACT 3: the value as sent must be a UUID; a decoding cookie parser would
+        // accept these as the live session they spell.
+        const live = sessions.aliceLive.id
+        const escapeAll = [...live].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('')
+        for (const value of [
+          `%${live.charCodeAt(0).toString(16)}${live.slice(1)}`,
+          escapeAll,
+          `${live.slice(0, 8)}%2D${live.slice(9)}`,
+          `"${live}"`,
+        ]) {
+          assertUnauthorized(await request(t.app, { cookieHeader: `session_id=${value}` }))
+        }
+      })
+
       it('for an unknown session, and for a user id sent as a session id', async () => {
         assertUnauthorized(await request(t.app, { session: UNKNOWN_ID }))
         assertUnauthorized(await request(t.app, { session: users.alice.id }))

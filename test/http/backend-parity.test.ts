@@ -47,6 +47,11 @@ describe('sqlite and postgres answer byte for byte alike', { skip: postgresBacke
   })
 
   // Alice owns most of the data set; Bob and Dave little, but their 404s and roots count too.
+  const withoutCursors = ({ headers }: LightMyRequestResponse) =>
+    typeof headers.link === 'string'
+      ? headers.link.replace(/&cursor=[A-Za-z0-9_-]+>/g, '&cursor=*>')
+      : headers.link
+
   for (const [session, minimum] of [
     [sessions.aliceLive, 20],
     [sessions.bobLive, 1],
@@ -59,7 +64,9 @@ describe('sqlite and postgres answer byte for byte alike', { skip: postgresBacke
         const [a, b] = [await inject(sqlite), await inject(postgres)]
         assert.equal(b.statusCode, a.statusCode, url)
         assert.equal(b.headers['content-type'], a.headers['content-type'], url)
-        assert.equal(b.headers.link, a.headers.link, url)
+        // Continuation tokens are sealed with a random nonce under each database's own key:
+        // they must sit in the same links, but their bytes differ by design.
+        assert.equal(withoutCursors(b), withoutCursors(a), url)
         assert.equal(b.headers.etag, a.headers.etag, url)
         assert.equal(blankRequestId(b), blankRequestId(a), url)
         if (a.statusCode === 200) compared++

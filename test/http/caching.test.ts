@@ -68,6 +68,9 @@ for (const backend of allBackends()) {
         const res = await get({ 'if-none-match': inm })
         assert.equal(res.statusCode, 304, `If-None-Match: ${inm}`)
         assert.equal(res.payload, '', `empty body for ${inm}`)
+        // RFC 9110 section 8.6: a 304 carries no Content-Length, or the 200's (HEAD, below).
+        assert.equal(header(res, 'content-length'), undefined, `304 for ${inm}`)
+        assert.equal(res.headers['content-type'], undefined, `Content-Type of the 304 for ${inm}`)
         assert.equal(header(res, 'etag'), etag)
         assert.equal(header(res, 'cache-control'), 'private, no-cache')
         assert.ok(tokens(header(res, 'vary')).includes('cookie'))
@@ -129,6 +132,7 @@ for (const backend of allBackends()) {
       })
       assert.equal(cond.statusCode, 304)
       assert.equal(cond.payload, '')
+      assert.equal(header(cond, 'content-length'), header(await get({}), 'content-length'))
       const anon = await request(t.app, { method: 'HEAD' })
       assert.equal(anon.statusCode, 401)
       assert.equal(anon.payload, '')

@@ -26,14 +26,21 @@ interface Fault {
 
 /**
  * A store that forwards to `store` except for the method named by the current fault. While
- * a fault is active it cannot vouch for its data version either (a database that fails a
- * query cannot answer the version query), so no cached listing hides the fault.
+ * a fault is active the session lookup reports a listing generation never seen before (as
+ * after a write), so the listing must be read and no cached answer hides the fault: a
+ * cached answer under an unchanged generation would be right, not a fault hidden.
  */
+let faultGeneration = -1
 function faulty(store: Store, current: () => Fault | null): Store {
   return new Proxy(store, {
     get(target, prop, receiver) {
       const fault = current()
-      if (fault !== null && prop === 'dataVersion') return () => undefined
+      if (fault !== null && prop === 'findSessionUser' && fault.method !== 'findSessionUser') {
+        return async (...args: Parameters<Store['findSessionUser']>) => {
+          const user = await target.findSessionUser(...args)
+          return user === null ? null : { ...user, generation: faultGeneration-- }
+        }
+      }
       if (fault !== null && prop === fault.method) {
         return () => {
           if (fault.sync === true) throw fault.fail()
@@ -94,7 +101,8 @@ for (const backend of allBackends()) {
       })
 
       it('an unknown route is 404 NOT_FOUND, with or without a session', async () => {
-        for (const url of ['/', '/v1', '/v1/folder', '/v2/folders', '/v1/folders/x', '/v1/files']) {
+        // `/` is the folder browser (on by default); test/ops/folder-browser-route.test.ts has it off.
+        for (const url of ['/index.html', '/v1', '/v1/folder', '/v2/folders', '/v1/folders/x', '/v1/files']) {
           assertProblem(await request(t.app, { url }), 404, 'NOT_FOUND')
           assertProblem(await request(t.app, { url, session: alice }), 404, 'NOT_FOUND')
         }

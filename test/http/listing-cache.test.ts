@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
-import { ListingCache } from '../../src/http/listing-cache.js'
+import { ListingCache } from '../../src/listing/listing-cache.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
@@ -9,9 +9,11 @@ import { sqliteBackend, TEST_SETTINGS } from '../helpers/backends.js'
 import { appOver, listBody, request, uuid } from '../helpers/fixtures.js'
 
 /**
- * Finished listings are reused while SQLite's data version is unchanged. Whatever writes,
- * this connection or another one (the CLI, another worker), the next request must see it:
- * these tests write between two identical requests and check the second answer.
+ * Finished listings are reused while the owner's listing generation is unchanged. Whatever
+ * writes through a Store, this connection or another one (the CLI, another worker), the next
+ * request must see it: these tests write between two identical requests and check the second
+ * answer. (test/contract/listing-generations.test.ts does the same with plain SQL writes on
+ * both backends.)
  */
 
 const OWNER = uuid('ca000000', 1)
@@ -101,41 +103,38 @@ describe('listing cache over SQLite', () => {
 })
 
 describe('ListingCache', () => {
-  const entry = (body: string) => ({ body, etag: '"e"', link: '' })
+  const entry = (body: string) => ({ body: Buffer.from(body), etag: '"e"', link: '' })
 
-  it('forgets everything when the version moves', () => {
+  it('returns what was set under the same key only', () => {
     const cache = new ListingCache(1_000_000)
-    assert.equal(cache.get('v1', 'k'), undefined)
-    cache.set('v1', 'k', entry('one'))
-    assert.equal(cache.get('v1', 'k')?.body, 'one')
-    assert.equal(cache.get('v2', 'k'), undefined)
-    assert.equal(cache.get('v1', 'k'), undefined, 'an older version does not come back either')
-  })
-
-  it('refuses an entry made at a version other than the current one', () => {
-    const cache = new ListingCache(1_000_000)
-    cache.get('v2', 'probe')
-    cache.set('v1', 'k', entry('stale'))
-    assert.equal(cache.get('v2', 'k'), undefined)
+    assert.equal(cache.get('k'), undefined)
+    cache.set('k', entry('one'))
+    assert.equal(cache.get('k')?.body.toString(), 'one')
+    assert.equal(cache.get('k2'), undefined)
+    cache.set('k', entry('two'))
+    assert.equal(cache.get('k')?.body.toString(), 'two')
+    assert.equal(cache.size, 1 + 3 + 3, 'a replaced entry no longer counts')
   })
 
   it('stays within its byte budget, evicting the least recently used entry', () => {
     // Each entry: 1 key + 10 body + 3 etag + 0 link = 14 bytes; the budget holds two.
     const cache = new ListingCache(30)
-    cache.get('v', 'x')
-    cache.set('v', 'a', entry('a'.repeat(10)))
-    cache.set('v', 'b', entry('b'.repeat(10)))
-    assert.ok(cache.get('v', 'a') !== undefined, 'a is now the most recently used')
-    cache.set('v', 'c', entry('c'.repeat(10)))
-    assert.equal(cache.get('v', 'b'), undefined, 'b was the least recently used')
-    assert.ok(cache.get('v', 'a') !== undefined)
-    assert.ok(cache.get('v', 'c') !== undefined)
-    cache.set('v', 'd', entry('d'.repeat(100)))
-    assert.equal(cache.get('v', 'd'), undefined, 'an entry larger than the budget is not kept')
+    cache.set('a', entry('a'.repeat(10)))
+    cache.set('b', entry('b'.repeat(10)))
+    assert.ok(cache.get('a') !== undefined, 'a is now the most recently used')
+    cache.set('c', entry('c'.repeat(10)))
+    assert.equal(cache.get('b'), undefined, 'b was the least recently used')
+    assert.ok(cache.get('a') !== undefined)
+    assert.ok(cache.get('c') !== undefined)
+    assert.ok(cache.size <= 30)
+    cache.set('d', entry('d'.repeat(100)))
+    assert.equal(cache.get('d'), undefined, 'an entry larger than the budget is not kept')
   })
 
   it('keeps nothing with a zero budget', () => {
     const cache = new ListingCache(0)
     assert.equal(cache.enabled, false)
+    cache.set('k', entry('x'))
+    assert.equal(cache.get('k'), undefined)
   })
 })

@@ -15,6 +15,7 @@ describe('configuration', () => {
       port: 3000,
       logLevel: 'info',
       rateLimitPerMinute: DEFAULT_RATE_LIMIT_PER_MINUTE,
+      authFailuresPerMinute: 60,
       corsOrigins: [],
       trustProxy: false,
       dbPoolSize: 10,
@@ -25,7 +26,11 @@ describe('configuration', () => {
       requestTimeoutMs: 30_000,
       headersTimeoutMs: 20_000,
       shutdownTimeoutMs: 10_000,
+      shutdownDelayMs: 0,
+      metricsPort: null,
+      metricsHost: '127.0.0.1',
       listingCacheMb: 64,
+      folderBrowser: true,
     })
     assert.ok(Object.isFrozen(config))
     assert.ok(Object.isFrozen(config.corsOrigins))
@@ -38,6 +43,7 @@ describe('configuration', () => {
       PORT: '8080',
       LOG_LEVEL: 'debug',
       RATE_LIMIT_PER_MINUTE: '0',
+      AUTH_FAILURES_PER_MINUTE: '5',
       CORS_ORIGINS: 'https://a.example,http://localhost:5173',
       TRUST_PROXY: '10.0.0.0/8, ::1',
       DB_POOL_SIZE: '4',
@@ -48,7 +54,11 @@ describe('configuration', () => {
       REQUEST_TIMEOUT_MS: '10000',
       HEADERS_TIMEOUT_MS: '5000',
       SHUTDOWN_TIMEOUT_MS: '3000',
+      SHUTDOWN_DELAY_MS: '5000',
+      METRICS_HOST: '0.0.0.0',
+      METRICS_PORT: '9464',
       LISTING_CACHE_MB: '0',
+      FOLDER_BROWSER: 'off',
     }
     assert.deepEqual(loadConfig(env), {
       databaseUrl: 'sqlite:/tmp/x.db',
@@ -56,6 +66,7 @@ describe('configuration', () => {
       port: 8080,
       logLevel: 'debug',
       rateLimitPerMinute: 0,
+      authFailuresPerMinute: 5,
       corsOrigins: ['https://a.example', 'http://localhost:5173'],
       trustProxy: ['10.0.0.0/8', '::1'],
       dbPoolSize: 4,
@@ -66,7 +77,11 @@ describe('configuration', () => {
       requestTimeoutMs: 10_000,
       headersTimeoutMs: 5000,
       shutdownTimeoutMs: 3000,
+      shutdownDelayMs: 5000,
+      metricsPort: 9464,
+      metricsHost: '0.0.0.0',
       listingCacheMb: 0,
+      folderBrowser: false,
     })
     const flagged = loadConfig(env, { db: 'sqlite:/tmp/y.db', host: '::1', port: '0', logLevel: 'warn' })
     assert.equal(flagged.databaseUrl, 'sqlite:/tmp/y.db')
@@ -74,6 +89,8 @@ describe('configuration', () => {
     assert.equal(flagged.port, 0)
     assert.equal(flagged.logLevel, 'warn')
     assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true)
+    assert.equal(loadConfig({ FOLDER_BROWSER: 'on' }).folderBrowser, true)
+    assert.equal(loadConfig({ FOLDER_BROWSER: 'on' }, { folderBrowser: false }).folderBrowser, false)
     assert.equal(
       loadConfig({ REQUEST_TIMEOUT_MS: '8000' }).headersTimeoutMs,
       8000,
@@ -87,6 +104,9 @@ describe('configuration', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ RATE_LIMIT_PER_MINUTE: '-1' }, 'RATE_LIMIT_PER_MINUTE'],
     [{ RATE_LIMIT_PER_MINUTE: '1.5' }, 'RATE_LIMIT_PER_MINUTE'],
+    [{ AUTH_FAILURES_PER_MINUTE: '-1' }, 'AUTH_FAILURES_PER_MINUTE'],
+    [{ SHUTDOWN_DELAY_MS: '1s' }, 'SHUTDOWN_DELAY_MS'],
+    [{ METRICS_PORT: '65536' }, 'METRICS_PORT'],
     [{ CORS_ORIGINS: 'not-a-url' }, 'CORS_ORIGINS'],
     [{ CORS_ORIGINS: 'https://a.example/path' }, 'CORS_ORIGINS'],
     [{ CORS_ORIGINS: 'https://a.example,ftp://b.example' }, 'CORS_ORIGINS'],
@@ -98,6 +118,7 @@ describe('configuration', () => {
     [{ HEADERS_TIMEOUT_MS: '40000' }, 'HEADERS_TIMEOUT_MS'],
     [{ SHUTDOWN_TIMEOUT_MS: '0' }, 'SHUTDOWN_TIMEOUT_MS'],
     [{ LISTING_CACHE_MB: 'lots' }, 'LISTING_CACHE_MB'],
+    [{ FOLDER_BROWSER: 'maybe' }, 'FOLDER_BROWSER'],
   ]
 
   it('refuses a bad value with an error naming the setting', () => {

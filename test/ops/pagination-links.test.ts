@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { paginationLinks } from '../../src/http/pagination-links.js'
+import { paginationLinks } from '../../src/listing/pagination-links.js'
 import {
   ALICE_SESSION,
   CAROL_SESSION,
@@ -14,8 +14,14 @@ import {
 
 /** RFC 8288 Link header of GET /v1/folders: first, prev, next, last. */
 
-/** rel -> target of a Link header; asserts the exact `<url>; rel="x"` syntax. */
-function links(res: LightMyRequestResponse): Record<string, string> {
+const CURSOR = /&cursor=([A-Za-z0-9_-]{1,256})$/
+
+/**
+ * rel -> target of a Link header; asserts the exact `<url>; rel="x"` syntax. Continuation
+ * tokens (a `cursor` parameter, last, on next and prev only: never on first or last) are
+ * checked and cut off, so that the offset arithmetic can be compared exactly; `raw` keeps them.
+ */
+function links(res: LightMyRequestResponse, raw = false): Record<string, string> {
   const header = res.headers.link
   assert.equal(typeof header, 'string', `Link header on ${res.statusCode}`)
   const entries = String(header).split(', ')
@@ -23,8 +29,10 @@ function links(res: LightMyRequestResponse): Record<string, string> {
   for (const entry of entries) {
     const match = /^<([^>]+)>; rel="(first|prev|next|last)"$/.exec(entry)
     assert.ok(match, `well-formed link: ${entry}`)
-    assert.equal(parsed[match[2] as string], undefined, `one ${match[2]}`)
-    parsed[match[2] as string] = match[1] as string
+    const [, url, rel] = match as unknown as [string, string, string]
+    assert.equal(parsed[rel], undefined, `one ${rel}`)
+    if (rel === 'first' || rel === 'last') assert.doesNotMatch(url, /cursor=/, `no cursor on ${rel}`)
+    parsed[rel] = raw ? url : url.replace(CURSOR, '')
   }
   return parsed
 }
@@ -43,13 +51,13 @@ describe('Link header', () => {
       next: '/v1/folders?page=2&limit=3',
       last: '/v1/folders?page=3&limit=3',
     })
-    assert.equal(
-      res.headers.link,
-      [
-        '</v1/folders?page=1&limit=3>; rel="first"',
-        '</v1/folders?page=2&limit=3>; rel="next"',
-        '</v1/folders?page=3&limit=3>; rel="last"',
-      ].join(', '),
+    assert.match(
+      String(res.headers.link),
+      new RegExp(
+        '^</v1/folders\\?page=1&limit=3>; rel="first", ' +
+          '</v1/folders\\?page=2&limit=3&cursor=[A-Za-z0-9_-]{1,256}>; rel="next", ' +
+          '</v1/folders\\?page=3&limit=3>; rel="last"$',
+      ),
     )
   })
 
@@ -113,7 +121,8 @@ describe('Link header', () => {
       const res: LightMyRequestResponse = await ctx.app.inject({ url: next, headers: cookie(ALICE_SESSION) })
       assert.equal(res.statusCode, 200)
       seen.push(...res.json<{ folders: { id: string }[] }>().folders.map((f) => f.id))
-      next = links(res).next
+      next = links(res, true).next
+      if (next !== undefined) assert.match(next, CURSOR)
       pages++
     }
     assert.equal(pages, Math.ceil(ROOT_FOLDERS / 2))
@@ -147,19 +156,29 @@ describe('Link header', () => {
   })
 
   it('paginationLinks: the arithmetic at the edges', () => {
+    const plain = (parentId: string | null, page: number, limit: number, total: number) =>
+      paginationLinks('/p', { parentId, page, limit, total })
+    assert.equal(plain(null, 1, 10, 0), '</p?page=1&limit=10>; rel="first", </p?page=1&limit=10>; rel="last"')
     assert.equal(
-      paginationLinks('/p', null, 1, 10, 0),
-      '</p?page=1&limit=10>; rel="first", </p?page=1&limit=10>; rel="last"',
-    )
-    assert.equal(
-      paginationLinks('/p', null, 2, 10, 10),
+      plain(null, 2, 10, 10),
       '</p?page=1&limit=10>; rel="first", </p?page=1&limit=10>; rel="prev", </p?page=1&limit=10>; rel="last"',
     )
     assert.equal(
-      paginationLinks('/p', 'abc', 1, 10, 11),
+      plain('abc', 1, 10, 11),
       '</p?folder_id=abc&page=1&limit=10>; rel="first", </p?folder_id=abc&page=2&limit=10>; rel="next", ' +
         '</p?folder_id=abc&page=2&limit=10>; rel="last"',
     )
-    assert.match(paginationLinks('/p', null, 2147483647, 100, 1), /page=1&limit=100>; rel="prev"/)
+    assert.match(plain(null, 2147483647, 100, 1), /page=1&limit=100>; rel="prev"/)
+    assert.equal(
+      paginationLinks('/p', {
+        parentId: null,
+        page: 1,
+        limit: 10,
+        total: 30,
+        cursors: { next: 'N', prev: 'P' },
+      }),
+      '</p?page=1&limit=10>; rel="first", </p?page=1&limit=10&cursor=P>; rel="prev", ' +
+        '</p?page=2&limit=10&cursor=N>; rel="next", </p?page=3&limit=10>; rel="last"',
+    )
   })
 })

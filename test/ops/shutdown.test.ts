@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { loadConfig } from '../../src/config.js'
-import { listen, stopServer } from '../../src/server.js'
+import { listen } from '../../src/server.js'
 import type { ListFoldersQuery, Store } from '../../src/store/store.js'
 import { childEnv, startCli, within } from '../helpers/cli.js'
 import { ALICE_SESSION, CLI_MAIN, ROOT_FOLDERS, ensureBuilt, openSeeded, type Seeded } from './support.js'
@@ -66,12 +66,12 @@ describe('graceful shutdown, in process', () => {
     await within(everyoneIn, 5000, 'all requests reaching the store')
 
     const started = performance.now()
-    const stopping = stopServer(app)
+    const stopping = app.close()
     // refused, or reset if the kernel had queued it before the listening socket closed
     const late = await freshConnection(`${base}/healthz`)
     assert.ok(late === 'ECONNREFUSED' || late === 'ECONNRESET', `a new connection once stopping: ${late}`)
     const results = await Promise.all(responses)
-    await within(stopping, 5000, 'stopServer')
+    await within(stopping, 5000, 'app.close()')
     const took = performance.now() - started
 
     assert.deepEqual(

@@ -1,6 +1,7 @@
 import { after, before } from 'node:test'
-import type { FastifyInstance, FastifyServerOptions } from 'fastify'
-import { buildApp, type AppConfig } from '../../src/app.js'
+import type { FastifyInstance } from 'fastify'
+import type { AppConfig } from '../../src/app.js'
+import { appOver } from '../helpers/fixtures.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import type { Store } from '../../src/store/store.js'
 import { sqliteBackend } from '../helpers/backends.js'
@@ -76,22 +77,8 @@ export async function openSeeded(): Promise<Seeded> {
   return opened
 }
 
-export const BASE_CONFIG: AppConfig = {
-  logLevel: 'silent',
-  keepAliveTimeoutMs: 72_000,
-  requestTimeoutMs: 30_000,
-}
-
-/** The app over `store`, ready, silent unless a logger is given. */
-export async function appOver(
-  store: Store,
-  config: Partial<AppConfig> = {},
-  logger: FastifyServerOptions['logger'] = false,
-): Promise<FastifyInstance> {
-  const app = await buildApp({ store, config: { ...BASE_CONFIG, ...config }, logger })
-  await app.ready()
-  return app
-}
+/** The one test app builder (see test/helpers/fixtures.ts). */
+export { appOver }
 
 /**
  * Registers hooks that open a seeded database and the app over it before the suite's tests
