@@ -3,6 +3,8 @@ import { join } from 'node:path'
 import type { RecordedResponse } from './ceiling-server.js'
 import type { DataSet } from './dataset.js'
 import { fetchRaw, runLoad, runProbe, type LoadResult, type ProbeResult } from './load.js'
+import { findWrk, runWrk } from './wrk.js'
+import { startWriter, type WriterReport } from './write-phase.js'
 import type { BenchOptions } from './options.js'
 import {
   readCpuSeconds,
@@ -18,7 +20,8 @@ import { summariseProfiles, type ProfileSummary } from './profile-summary.js'
 
 /**
  * One backend through every phase: import through the CLI, start the service, check a
- * sample of answers, mixed load, the same load on the ceiling server, latency probes.
+ * sample of answers, latency probes, read-only load, the same load while a second process
+ * writes to the database, and the same load on the ceiling server (with each generator).
  * Memory and CPU of the service are sampled throughout.
  */
 
@@ -34,8 +37,10 @@ export interface ImportFigures {
 export interface LoadFigures extends LoadResult {
   /** CPU seconds the server used per 1,000 requests */
   serverCpuMsPerRequest: number | null
-  /** share of one core the bench process (autocannon) used */
-  clientCpuShare: number
+  /** which generator drove this phase: "wrk -t1", "autocannon" ... */
+  generator: string
+  /** share of one core the load generator used (wrk: sampled from /proc), when known */
+  clientCpuShare: number | null
   /** cores kept busy by other processes of the machine meanwhile (noise), when known */
   otherCores: number | null
 }
@@ -61,7 +66,17 @@ export interface BackendResult {
   note?: string
   import: ImportFigures
   verify: ProbeResult
+  /** the listings the load rotates over, and about how many bytes their bodies take */
+  workingSet: { listings: number; users: number; bytes: number; cacheMb: number }
+  /** read-only load over every user's listings */
   mixed: LoadFigures
+  /** the same load while the writer process writes (null: --write-rate 0) */
+  withWrites: LoadFigures | null
+  writer: WriterReport | null
+  /** withWrites / mixed req/s */
+  writeShare: number | null
+  /** the ceiling server under each generator; `ceiling` is the highest wrk figure */
+  ceilings: LoadFigures[]
   ceiling: LoadFigures
   ratio: number
   /** ceiling CPU per request / service CPU per request: the ratio with other load factored out */
@@ -82,7 +97,13 @@ export interface BackendContext {
   log: (line: string) => void
 }
 
-const SERVICE_ENV = { RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'warn' }
+const SERVICE_ENV = { RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURES_PER_MINUTE: '0', LOG_LEVEL: 'warn' }
+
+const serviceEnv = (ctx: BackendContext) => ({
+  ...process.env,
+  ...SERVICE_ENV,
+  LISTING_CACHE_MB: String(ctx.options.cacheMb),
+})
 
 async function importData(ctx: BackendContext, url: string): Promise<ImportFigures> {
   const child = spawnChild(
@@ -118,23 +139,59 @@ async function importData(ctx: BackendContext, url: string): Promise<ImportFigur
 }
 
 /** Runs a load phase and measures the server's CPU and the bench's own over it. */
-async function measuredLoad(server: Child, settings: Parameters<typeof runLoad>[0]): Promise<LoadFigures> {
+/** A throughput phase with the chosen generator. */
+interface Drive {
+  generator: 'wrk' | 'autocannon'
+  threads: number
+}
+
+function describe(drive: Drive): string {
+  return drive.generator === 'wrk' ? `wrk -t${drive.threads}` : 'autocannon'
+}
+
+function drive(
+  ctx: BackendContext,
+  how: Drive,
+  port: number,
+  targets: Target[],
+  seconds: number,
+  verifyEvery = 0,
+) {
+  const { connections, pipelining } = ctx.options
+  if (how.generator === 'wrk')
+    return runWrk({ port, targets, connections, threads: how.threads, seconds, dir: ctx.tmp })
+  return runLoad({ port, targets, connections, pipelining, seconds, verifyEvery }).then((result) => ({
+    ...result,
+    clientCpuShare: null,
+  }))
+}
+
+/** Runs a load phase and measures the server's CPU and the generator's over it. */
+async function measuredLoad(
+  server: Child,
+  how: Drive,
+  run: () => Promise<LoadResult & { clientCpuShare: number | null }>,
+): Promise<LoadFigures> {
   const machineBefore = readMachineBusySeconds()
   const cpuBefore = readCpuSeconds(server.pid)
-  const clientBefore = process.cpuUsage()
+  const selfBefore = process.cpuUsage()
   const started = performance.now()
-  const result = await runLoad(settings)
+  const result = await run()
   const wall = (performance.now() - started) / 1000
-  const client = process.cpuUsage(clientBefore)
+  const self = process.cpuUsage(selfBefore)
   const cpuAfter = readCpuSeconds(server.pid)
   const machineAfter = readMachineBusySeconds()
   const serverCpu = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore
-  const clientCpu = (client.user + client.system) / 1e6
+  const selfCpu = (self.user + self.system) / 1e6
+  // autocannon runs inside this process; wrk is a child whose CPU the wrk runner samples.
+  const clientCpuShare = how.generator === 'autocannon' ? selfCpu / wall : result.clientCpuShare
+  const clientCpu = (clientCpuShare ?? 0) * wall + (how.generator === 'wrk' ? selfCpu : 0)
   return {
     ...result,
+    generator: describe(how),
     serverCpuMsPerRequest:
       serverCpu === null || result.requests === 0 ? null : (serverCpu * 1000) / result.requests,
-    clientCpuShare: clientCpu / wall,
+    clientCpuShare,
     otherCores:
       serverCpu === null || machineBefore === null || machineAfter === null
         ? null
@@ -148,14 +205,24 @@ async function startService(ctx: BackendContext, url: string, port: number, prof
     'folder-service serve',
     process.execPath,
     [...nodeArgs, CLI, 'serve', '--db', url, '--host', HOST, '--port', String(port), '--log-level', 'warn'],
-    { ...process.env, ...SERVICE_ENV },
+    serviceEnv(ctx),
     ctx.root,
   )
   await waitForHttp(child, `http://${HOST}:${port}/healthz`, 30_000)
   return child
 }
 
-async function runCeiling(ctx: BackendContext, recorded: RecordedResponse, targets: Target[]) {
+/**
+ * The ceiling server under every generator in turn: autocannon, wrk with one thread and
+ * with two. If the figure still rose with the faster generator, the generator, not Node,
+ * was the limit; the ratio is taken against the highest wrk figure.
+ */
+async function runCeilings(
+  ctx: BackendContext,
+  recorded: RecordedResponse,
+  targets: Target[],
+  drives: Drive[],
+) {
   const file = join(ctx.tmp, 'ceiling-response.json')
   writeFileSync(file, JSON.stringify(recorded))
   const port = await freePort()
@@ -168,16 +235,15 @@ async function runCeiling(ctx: BackendContext, recorded: RecordedResponse, targe
   )
   try {
     await waitForHttp(child, `http://${HOST}:${port}/`, 30_000)
-    const { connections, pipelining, warmup, duration } = ctx.options
-    await runLoad({ port, targets, connections, pipelining, seconds: warmup, verifyEvery: 0 })
-    return await measuredLoad(child, {
-      port,
-      targets,
-      connections,
-      pipelining,
-      seconds: duration,
-      verifyEvery: 0,
-    })
+    const { warmup, duration } = ctx.options
+    const figures: LoadFigures[] = []
+    for (const how of drives) {
+      await drive(ctx, how, port, targets, warmup)
+      const figure = await measuredLoad(child, how, () => drive(ctx, how, port, targets, duration))
+      ctx.log(`  ceiling, ${describe(how)}: ${Math.round(figure.reqPerSec).toLocaleString('en')} req/s`)
+      figures.push(figure)
+    }
+    return figures
   } finally {
     await stopChild(child, 3_000)
   }
@@ -194,6 +260,29 @@ function recordResponse(raw: {
   const headers = raw.headers.filter(([name]) => !NOT_REPLAYED.has(name.toLowerCase()))
   headers.push(['content-length', String(raw.body.length)])
   return { status: raw.status, headers, body: raw.body.toString('base64') }
+}
+
+/** The generator of the service's load, and every one the ceiling is measured with. */
+function drives(ctx: BackendContext): { service: Drive; ceiling: Drive[] } {
+  const { generator, threads } = ctx.options
+  if (generator === 'wrk' && findWrk() === null) {
+    ctx.log('  wrk is not installed (apt-get install wrk): falling back to autocannon, whose own CPU')
+    ctx.log('  may cap the ceiling figure and so inflate every ratio')
+    return {
+      service: { generator: 'autocannon', threads: 1 },
+      ceiling: [{ generator: 'autocannon', threads: 1 }],
+    }
+  }
+  if (generator === 'autocannon')
+    return { service: { generator, threads: 1 }, ceiling: [{ generator, threads: 1 }] }
+  const wrkThreads = [...new Set([1, 2, threads])].sort((a, b) => a - b)
+  return {
+    service: { generator: 'wrk', threads },
+    ceiling: [
+      { generator: 'autocannon', threads: 1 },
+      ...wrkThreads.map((t) => ({ generator: 'wrk' as const, threads: t })),
+    ],
+  }
 }
 
 export async function runBackend(
@@ -219,9 +308,10 @@ export async function runBackend(
   if (profileDir !== null) mkdirSync(profileDir, { recursive: true })
   const service = await startService(ctx, url, port, profileDir)
   const memory = new RssSampler(service.pid)
+  const how = drives(ctx)
   let result: BackendResult
   try {
-    const targets = mixedTargets(data.small, limit, options.seed)
+    const targets = mixedTargets([...data.small, ...data.roots], limit, options.seed, options.pages)
     const huge = data.huge
     const hugeLast = huge === null ? null : lastPage(huge, limit)
 
@@ -243,27 +333,15 @@ export async function runBackend(
     const representative = pageTarget(data.small[0] as (typeof data.small)[0], 1, limit)
     const recorded = recordResponse(await fetchRaw(port, representative))
     if (recorded.status !== 200) throw new Error(`the representative request got status ${recorded.status}`)
-
-    const { connections, pipelining, warmup, duration } = options
-    memory.enter('warm-up')
-    await runLoad({ port, targets, connections, pipelining, seconds: warmup, verifyEvery: 0 })
-    memory.enter('mixed')
-    const mixed = await measuredLoad(service, {
-      port,
-      targets,
-      connections,
-      pipelining,
-      seconds: duration,
-      verifyEvery: 20,
-    })
+    // Bodies scale with their rows: a close estimate of what the cache must hold.
+    const perRow = Buffer.from(recorded.body, 'base64').length / Math.max(1, representative.ids.length)
+    const workingSetBytes = targets.reduce((sum, t) => sum + t.ids.length * perRow, 0)
     log(
-      `  mixed: ${Math.round(mixed.reqPerSec).toLocaleString('en')} req/s, ${mixed.non2xx} non-2xx, ${mixed.wrong} wrong of ${mixed.verified} checked`,
+      `  working set: ${targets.length.toLocaleString('en')} listings of ${data.small.length} users, ` +
+        `about ${(workingSetBytes / 1024 / 1024).toFixed(0)} MB of bodies; LISTING_CACHE_MB=${options.cacheMb}`,
     )
 
-    memory.enter('idle (ceiling runs)')
-    const ceiling = await runCeiling(ctx, recorded, targets)
-    log(`  ceiling: ${Math.round(ceiling.reqPerSec).toLocaleString('en')} req/s`)
-
+    // The probes check every body exactly, so they run before any write.
     memory.enter('probes')
     const probe = async (probeTargets: Target[]) => {
       const settings = { port, targets: probeTargets, connections: options.probeConnections }
@@ -289,6 +367,59 @@ export async function runBackend(
           ? ''
           : `, huge page ${hugeLast} ${hugeLastProbe.latencyMs.p50.toFixed(2)} ms`),
     )
+
+    const { warmup, duration } = options
+    memory.enter('warm-up')
+    await drive(ctx, how.service, port, targets, warmup, 0)
+    memory.enter('read-only')
+    const mixed = await measuredLoad(service, how.service, () =>
+      drive(ctx, how.service, port, targets, duration, 20),
+    )
+    log(
+      `  read-only (${describe(how.service)}): ${Math.round(mixed.reqPerSec).toLocaleString('en')} req/s, ${mixed.non2xx} non-2xx, ${mixed.errors} errors`,
+    )
+
+    let withWrites: LoadFigures | null = null
+    let writer: WriterReport | null = null
+    if (options.writeRate > 0) {
+      memory.enter('with writes')
+      const running = startWriter(ctx, {
+        db: url,
+        port,
+        rate: options.writeRate,
+        limit,
+        seconds: warmup + duration + 60,
+        seed: options.seed,
+        users: data.small.map((f) => ({
+          ownerId: f.ownerId,
+          sessionId: f.sessionId,
+          folderId: f.folderId,
+          childIds: f.sortedIds,
+        })),
+      })
+      try {
+        // The writer's first second runs under the warm-up, then the measured phase.
+        await drive(ctx, how.service, port, targets, warmup, 0)
+        withWrites = await measuredLoad(service, how.service, () =>
+          drive(ctx, how.service, port, targets, duration, 0),
+        )
+      } finally {
+        writer = await running.stop()
+      }
+      log(
+        `  with writes: ${Math.round(withWrites.reqPerSec).toLocaleString('en')} req/s ` +
+          `(${((withWrites.reqPerSec / mixed.reqPerSec) * 100).toFixed(1)}% of read-only); writer: ` +
+          `${writer.writes} writes (${writer.writesPerSecond.toFixed(1)}/s), ${writer.writeErrors} failed, ` +
+          `${writer.checks} checked, ${writer.stale} stale, ${writer.checkFailures} check failures`,
+      )
+    }
+
+    memory.enter('idle (ceiling runs)')
+    const ceilings = await runCeilings(ctx, recorded, targets, how.ceiling)
+    const wrkCeilings = ceilings.filter((c) => c.generator.startsWith('wrk'))
+    const ceiling = (wrkCeilings.length > 0 ? wrkCeilings : ceilings).reduce((best, c) =>
+      c.reqPerSec > best.reqPerSec ? c : best,
+    )
     memory.enter('end')
 
     result = {
@@ -296,7 +427,17 @@ export async function runBackend(
       url: shownUrl,
       import: imported,
       verify,
+      workingSet: {
+        listings: targets.length,
+        users: data.small.length,
+        bytes: Math.round(workingSetBytes),
+        cacheMb: options.cacheMb,
+      },
       mixed,
+      withWrites,
+      writer,
+      writeShare: withWrites === null ? null : withWrites.reqPerSec / mixed.reqPerSec,
+      ceilings,
       ceiling,
       ratio: mixed.reqPerSec / ceiling.reqPerSec,
       cpuRatio:

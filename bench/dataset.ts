@@ -19,7 +19,8 @@ export interface DataSetSizes {
 export interface ListedFolder {
   ownerId: string
   sessionId: string
-  folderId: string
+  /** null: the user's root */
+  folderId: string | null
   /** live children ids ordered by name (code point), created_at, id */
   sortedIds: string[]
 }
@@ -29,7 +30,9 @@ export interface DataSet {
   bytes: number
   counts: { users: number; sessions: number; folders: number; deletedFolders: number }
   /** one per user: the folder of `smallFolders` children */
-  small: ListedFolder[]
+  small: (ListedFolder & { folderId: string })[]
+  /** one per user: the root, `rootFolders` live folders */
+  roots: ListedFolder[]
   /** the folder of `huge` children, or null when --huge 0 */
   huge: ListedFolder | null
   userIds: string[]
@@ -62,7 +65,7 @@ const WORDS = [
 ]
 
 /** mulberry32: small, fast, good enough to vary names and dates reproducibly. */
-function generator(seed: number): () => number {
+export function generator(seed: number): () => number {
   let state = seed >>> 0
   return () => {
     state = (state + 0x6d2b79f5) >>> 0
@@ -133,28 +136,37 @@ export function generateDataSet(file: string, sizes: DataSetSizes): DataSet {
     return folder
   }
 
+  const sortedIds = (live: FolderOut[]) =>
+    live
+      .sort(
+        (a, b) =>
+          compareCodePoints(a.name.trim(), b.name.trim()) ||
+          compareAscii(a.created_at, b.created_at) ||
+          compareAscii(a.id, b.id),
+      )
+      .map((f) => f.id)
+
   /** One user's tree: root folders, the first of which holds `children` live children. */
-  const addTree = (ownerId: string, sessionId: string, children: number): ListedFolder => {
+  const addTree = (ownerId: string, sessionId: string, children: number) => {
     const parent = addFolder(ownerId, null, sizes.rootFolders)
-    for (let i = 1; i < sizes.rootFolders; i++) addFolder(ownerId, null, sizes.rootFolders)
+    const rootLive = [parent]
+    for (let i = 1; i < sizes.rootFolders; i++) rootLive.push(addFolder(ownerId, null, sizes.rootFolders))
     addFolder(ownerId, null, sizes.rootFolders, true)
     const live: FolderOut[] = []
     for (let i = 0; i < children; i++) live.push(addFolder(ownerId, parent.id, children))
     for (let i = 0; i < Math.ceil(children * DELETED_SHARE); i++)
       addFolder(ownerId, parent.id, children, true)
-    live.sort(
-      (a, b) =>
-        compareCodePoints(a.name.trim(), b.name.trim()) ||
-        compareAscii(a.created_at, b.created_at) ||
-        compareAscii(a.id, b.id),
-    )
-    return { ownerId, sessionId, folderId: parent.id, sortedIds: live.map((f) => f.id) }
+    return {
+      folder: { ownerId, sessionId, folderId: parent.id, sortedIds: sortedIds(live) },
+      root: { ownerId, sessionId, folderId: null, sortedIds: sortedIds(rootLive) },
+    }
   }
 
   const runTag = randomUUID().slice(0, 8)
   const users = []
   const sessions = []
-  const small: ListedFolder[] = []
+  const small: (ListedFolder & { folderId: string })[] = []
+  const roots: ListedFolder[] = []
   let huge: ListedFolder | null = null
   const totalUsers = sizes.users + (sizes.huge > 0 ? 1 : 0)
   for (let u = 0; u < totalUsers; u++) {
@@ -170,8 +182,12 @@ export function generateDataSet(file: string, sizes: DataSetSizes): DataSet {
       is_suspended: false,
     })
     sessions.push({ id: sessionId, user_id: id, expires_at: '2099-01-01T00:00:00.000Z' })
-    if (isHuge) huge = addTree(id, sessionId, sizes.huge)
-    else small.push(addTree(id, sessionId, sizes.smallFolders))
+    const tree = addTree(id, sessionId, isHuge ? sizes.huge : sizes.smallFolders)
+    if (isHuge) huge = tree.folder
+    else {
+      small.push(tree.folder)
+      roots.push(tree.root)
+    }
   }
 
   const text = JSON.stringify({ users, sessions, folders })
@@ -181,6 +197,7 @@ export function generateDataSet(file: string, sizes: DataSetSizes): DataSet {
     bytes: Buffer.byteLength(text),
     counts: { users: users.length, sessions: sessions.length, folders: folders.length, deletedFolders },
     small,
+    roots,
     huge,
     userIds: users.map((u) => u.id),
   }

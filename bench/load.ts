@@ -4,8 +4,9 @@ import { HOST } from './processes.js'
 import { checkBody, type Target } from './targets.js'
 
 /**
- * The two ways the bench drives a server: autocannon for throughput (many connections, the
- * targets in rotation), and a node:http prober for latency, timed to the microsecond
+ * Node-side load: autocannon for throughput (many connections, the targets in rotation),
+ * used for the ceiling comparison and when wrk is missing (wrk.ts drives the throughput
+ * phases otherwise), and a node:http prober for latency, timed to the microsecond
  * (autocannon's histogram has one-millisecond resolution, too coarse for sub-millisecond pages).
  */
 

@@ -8,9 +8,19 @@ export interface BenchOptions {
   smallFolders: number
   huge: number
   limit: number
+  /** pages of each user's listed folder in the working set (besides the root) */
+  pages: number
   duration: number
   warmup: number
   connections: number
+  /** wrk threads driving the service (the ceiling is also measured with 1 and 2) */
+  threads: number
+  /** writes per second of the writer process in the write phase; 0: no write phase */
+  writeRate: number
+  /** LISTING_CACHE_MB of the service under test */
+  cacheMb: number
+  /** throughput load generator: wrk when installed, else autocannon */
+  generator: 'wrk' | 'autocannon'
   pipelining: number
   probeDuration: number
   probeConnections: number
@@ -27,14 +37,18 @@ export interface BenchOptions {
 }
 
 const DEFAULTS = {
-  users: 400,
+  users: 1000,
   'root-folders': 10,
   'small-folders': 200,
   huge: 100_000,
   limit: 50,
+  pages: 2,
   duration: 10,
   warmup: 2,
   connections: 32,
+  threads: 1,
+  'write-rate': 100,
+  'cache-mb': 64,
   pipelining: 1,
   'probe-duration': 3,
   'probe-connections': 1,
@@ -43,7 +57,7 @@ const DEFAULTS = {
 }
 
 const QUICK: Partial<typeof DEFAULTS> = {
-  users: 40,
+  users: 100,
   huge: 10_000,
   duration: 2,
   warmup: 1,
@@ -53,8 +67,10 @@ const QUICK: Partial<typeof DEFAULTS> = {
 export const HELP = `npm run bench -- [options]
 
 Generates a data set, loads it with \`folder-service import\`, starts \`folder-service serve\`
-and measures it on 127.0.0.1 against a plain node:http server that answers with the same
-bytes (Node's ceiling on this machine). SQLite always; PostgreSQL too when --db or
+and measures it on 127.0.0.1: read-only load, the same load while a second process writes
+straight to the database (every write's listing checked for staleness), and a plain
+node:http server that answers with the same bytes (Node's ceiling on this machine), driven
+by wrk with 1 and 2 threads and by autocannon. SQLite always; PostgreSQL too when --db or
 TEST_DATABASE_URL names one. Results: bench/results/<timestamp>.json and latest.json.
 
 Data set
@@ -68,8 +84,17 @@ Data set
 Load
   --duration S           seconds of each measured load phase (default ${DEFAULTS.duration}; quick ${QUICK.duration})
   --warmup S             seconds of warm-up before each load phase (default ${DEFAULTS.warmup}; quick ${QUICK.warmup})
-  --connections N        autocannon connections (default ${DEFAULTS.connections})
-  --pipelining N         requests in flight per connection (default ${DEFAULTS.pipelining})
+  --connections N        connections of the throughput load (default ${DEFAULTS.connections})
+  --threads N            wrk threads driving the service (default ${DEFAULTS.threads})
+  --generator G          wrk | autocannon (default wrk when installed: apt-get install wrk)
+  --write-rate N         writes/s of the writer process in the write phase; 0: no write
+                         phase (default ${DEFAULTS['write-rate']})
+  --pages N              pages of each user's folder in the working set, besides their
+                         root: N + 1 listings a user (default ${DEFAULTS.pages}: three each)
+  --cache-mb N           the service's LISTING_CACHE_MB; the working set (about 33 MB of
+                         bodies at 1,000 users and 2 pages) must fit, or a rotation over it
+                         never hits (default ${DEFAULTS['cache-mb']}, the service's default)
+  --pipelining N         requests in flight per connection, autocannon only (default ${DEFAULTS.pipelining})
   --limit N              page size of every request (default ${DEFAULTS.limit})
   --probe-duration S     seconds of each latency probe (default ${DEFAULTS['probe-duration']}; quick ${QUICK['probe-duration']})
   --probe-connections N  concurrent requests of a latency probe (default ${DEFAULTS['probe-connections']})
@@ -122,6 +147,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
         ...numeric,
         db: { type: 'string' },
         backend: { type: 'string' },
+        generator: { type: 'string' },
         out: { type: 'string' },
         quick: { type: 'boolean' },
         profile: { type: 'boolean' },
@@ -143,6 +169,10 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
   if (backend !== 'all' && backend !== 'sqlite' && backend !== 'postgres') {
     throw new OptionsError(`--backend: expected all, sqlite or postgres, got '${backend}'`)
   }
+  const generator = str('generator') ?? 'wrk'
+  if (generator !== 'wrk' && generator !== 'autocannon') {
+    throw new OptionsError(`--generator: expected wrk or autocannon, got '${generator}'`)
+  }
   const db = str('db')
   if (db !== undefined && !/^postgres(ql)?:\/\//i.test(db)) {
     throw new OptionsError(
@@ -157,9 +187,14 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     smallFolders: whole('small-folders', str('small-folders'), base['small-folders'], 1),
     huge: whole('huge', str('huge'), base.huge, 0),
     limit: whole('limit', str('limit'), base.limit, 1),
+    pages: whole('pages', str('pages'), base.pages, 1),
     duration: seconds('duration', str('duration'), base.duration),
     warmup: seconds('warmup', str('warmup'), base.warmup),
     connections: whole('connections', str('connections'), base.connections, 1),
+    threads: whole('threads', str('threads'), base.threads, 1),
+    writeRate: whole('write-rate', str('write-rate'), base['write-rate'], 0),
+    cacheMb: whole('cache-mb', str('cache-mb'), base['cache-mb'], 0),
+    generator,
     pipelining: whole('pipelining', str('pipelining'), base.pipelining, 1),
     probeDuration: seconds('probe-duration', str('probe-duration'), base['probe-duration']),
     probeConnections: whole('probe-connections', str('probe-connections'), base['probe-connections'], 1),

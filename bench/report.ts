@@ -13,7 +13,9 @@ export interface Verdict {
 }
 
 export const TARGETS = {
-  ratio: { sqlite: 0.3, postgres: 0.15 },
+  ratio: { sqlite: 0.35, postgres: 0.2 },
+  /** read throughput with the writer running, as a share of read-only */
+  writeShare: 0.9,
   hugeOverSmall: 2,
   lastOverSmall: 10,
   importFoldersPerSecond: 100_000,
@@ -44,7 +46,10 @@ export function hugeRatios(r: BackendResult): { hugeOverSmall: number | null; la
 export function servicePhases(r: BackendResult): [string, Failures & { requests: number }][] {
   const phases: [string, Failures & { requests: number }][] = [
     ['verify (sequential)', r.verify],
-    ['mixed load', r.mixed],
+    ['read-only load', r.mixed],
+    ...(r.withWrites === null
+      ? []
+      : [['load with writes', r.withWrites] as [string, Failures & { requests: number }]]),
     ['probe small p1', r.probes.small],
     ['probe small p1, all users', r.probes.smallRotating],
   ]
@@ -57,12 +62,33 @@ export function verdicts(r: BackendResult): Verdict[] {
   const ratioTarget = TARGETS.ratio[r.backend]
   const list: Verdict[] = [
     {
-      name: 'mixed / ceiling',
+      name: `read-only / ceiling (${r.ceiling.generator})`,
       target: `>= ${ratioTarget.toFixed(2)}`,
       value: r.ratio.toFixed(3),
       met: r.ratio >= ratioTarget,
     },
   ]
+  if (r.writeShare !== null && r.writer !== null) {
+    list.push({
+      name: `with ${Math.round(r.writer.writesPerSecond)} writes/s / read-only`,
+      target: `>= ${(TARGETS.writeShare * 100).toFixed(0)}%`,
+      value: `${(r.writeShare * 100).toFixed(1)}%`,
+      met: r.writeShare >= TARGETS.writeShare,
+    })
+    list.push({
+      name: 'stale answers (of writes checked)',
+      target: '0',
+      value: `${r.writer.stale} of ${fmtInt(r.writer.checks)}`,
+      met: r.writer.stale === 0 && r.writer.checks > 0,
+    })
+    const failed = r.writer.writeErrors + r.writer.checkFailures
+    list.push({
+      name: 'writer: failed writes + checks',
+      target: '0',
+      value: String(failed),
+      met: failed === 0,
+    })
+  }
   const { hugeOverSmall, lastOverSmall } = hugeRatios(r)
   if (hugeOverSmall !== null) {
     list.push({
@@ -155,9 +181,16 @@ export function formatBackend(r: BackendResult, connections: number): string {
           ],
         ]
   const cpu = (f: BackendResult['mixed']) =>
-    `autocannon ${(f.clientCpuShare * 100).toFixed(0)}% of a core` +
+    `${f.generator}${f.clientCpuShare === null ? '' : ` ${(f.clientCpuShare * 100).toFixed(0)}% of a core`}` +
     (f.otherCores === null ? '' : `, other processes ${f.otherCores.toFixed(2)} cores`)
-  const mixedPhase = r.memory.phases.find((p) => p.phase === 'mixed')
+  const load = (name: string, f: BackendResult['mixed'], ratio: string) => [
+    name,
+    `${fmtInt(f.reqPerSec)} req/s`,
+    `p50 ${ms(f.latencyMs.p50)} p99 ${ms(f.latencyMs.p99)}; ${cpu(f)}`,
+    ratio,
+  ]
+  const w = r.writer
+  const mixedPhase = r.memory.phases.find((p) => p.phase === 'read-only')
   const first = r.memory.phases[0]
 
   const figures = table([
@@ -171,18 +204,22 @@ export function formatBackend(r: BackendResult, connections: number): string {
           : `; CLI reports ${r.import.cliSeconds.toFixed(2)} s (${fmtInt(r.import.cliFoldersPerSecond ?? 0)}/s)`),
       '',
     ],
-    [
-      `mixed load (${connections} conn)`,
-      `${fmtInt(r.mixed.reqPerSec)} req/s`,
-      `p50 ${r.mixed.latencyMs.p50} ms p99 ${r.mixed.latencyMs.p99} ms; ${cpu(r.mixed)}`,
-      `${r.ratio.toFixed(3)} of ceiling`,
-    ],
-    [
-      'ceiling (node:http)',
-      `${fmtInt(r.ceiling.reqPerSec)} req/s`,
-      `p50 ${r.ceiling.latencyMs.p50} ms p99 ${r.ceiling.latencyMs.p99} ms; ${cpu(r.ceiling)}`,
-      '',
-    ],
+    load(`read-only load (${connections} conn)`, r.mixed, `${r.ratio.toFixed(3)} of ceiling`),
+    ...(r.withWrites === null || w === null
+      ? []
+      : [
+          load('load with writes', r.withWrites, `${((r.writeShare ?? 0) * 100).toFixed(1)}% of read-only`),
+          [
+            'writer process',
+            `${w.writesPerSecond.toFixed(1)} writes/s`,
+            `${fmtInt(w.writes)} (${w.byKind.insert} ins, ${w.byKind.rename} ren, ${w.byKind.delete} del), ` +
+              `commit p50 ${ms(w.commitMs.p50)} p99 ${ms(w.commitMs.p99)}; check p50 ${ms(w.checkMs.p50)} p99 ${ms(w.checkMs.p99)}`,
+            `${w.stale} stale of ${fmtInt(w.checks)}`,
+          ],
+        ]),
+    ...r.ceilings.map((c) =>
+      load(`ceiling (node:http), ${c.generator}`, c, c === r.ceiling ? 'the ratios use this' : ''),
+    ),
     ...probe('probe small p1', r.probes.small, '1x'),
     ...probe(
       'probe small p1, all users',
@@ -204,13 +241,17 @@ export function formatBackend(r: BackendResult, connections: number): string {
       r.mixed.serverCpuMsPerRequest === null || r.ceiling.serverCpuMsPerRequest === null
         ? '?'
         : `${us(r.mixed.serverCpuMsPerRequest)} vs ${us(r.ceiling.serverCpuMsPerRequest)}`,
-      'service vs ceiling (CPU time: less sensitive than req/s to other load)',
+      `service (read-only${
+        r.withWrites?.serverCpuMsPerRequest == null
+          ? ''
+          : `; ${us(r.withWrites.serverCpuMsPerRequest)} with writes`
+      }) vs ceiling (CPU time: less sensitive than req/s to other load)`,
       r.cpuRatio === null ? '' : `${r.cpuRatio.toFixed(3)} (CPU)`,
     ],
     [
       'service RSS',
       `peak ${mb(r.memory.peakBytes)}`,
-      `after start ${first ? mb(first.startBytes) : '?'}; mixed load ${
+      `after start ${first ? mb(first.startBytes) : '?'}; read-only load ${
         mixedPhase
           ? `${mb(mixedPhase.startBytes)} -> ${mb(mixedPhase.endBytes)} (${growth(mixedPhase.startBytes, mixedPhase.endBytes)})`
           : '?'
@@ -229,14 +270,14 @@ export function formatBackend(r: BackendResult, connections: number): string {
       String(f.timeouts),
       String(f.wrong),
     ]),
-    [
-      'ceiling load',
-      fmtInt(r.ceiling.requests),
-      String(r.ceiling.non2xx),
-      String(r.ceiling.errors),
-      String(r.ceiling.timeouts),
+    ...r.ceilings.map((c) => [
+      `ceiling, ${c.generator}`,
+      fmtInt(c.requests),
+      String(c.non2xx),
+      String(c.errors),
+      String(c.timeouts),
       '-',
-    ],
+    ]),
   ])
 
   const targets = table([
@@ -245,7 +286,10 @@ export function formatBackend(r: BackendResult, connections: number): string {
   ])
 
   const busy = [r.mixed.otherCores, r.ceiling.otherCores].some((cores) => cores !== null && cores > 0.25)
-  const examples = servicePhases(r).flatMap(([name, f]) => f.examples.map((e) => `  ${name}: ${e}`))
+  const examples = [
+    ...servicePhases(r).flatMap(([name, f]) => f.examples.map((e) => `  ${name}: ${e}`)),
+    ...(w?.examples.map((e) => `  writer: ${e}`) ?? []),
+  ]
   return [
     `== ${r.backend === 'sqlite' ? 'SQLite' : 'PostgreSQL'}  ${r.url}${r.note ? `  (${r.note})` : ''}`,
     '',

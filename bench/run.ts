@@ -6,10 +6,12 @@ import { runBackend, type BackendResult } from './backend.js'
 import { ensureBuilt, gitState } from './build.js'
 import { generateDataSet } from './dataset.js'
 import { stopLoad } from './load.js'
+import { stopWrk } from './wrk.js'
 import { HELP, OptionsError, parseOptions, type BenchOptions } from './options.js'
 import { benchDatabase, redactUrl, type BenchDatabase } from './postgres.js'
 import { stopAllChildren } from './processes.js'
 import { formatBackend, machineInfo, verdicts } from './report.js'
+import { runWalkBench, type WalkFigures } from './walk.js'
 
 /**
  * `npm run bench`: a reproducible load benchmark of GET /v1/folders on loopback.
@@ -38,6 +40,7 @@ const cleanups: (() => Promise<void> | void)[] = []
 
 async function cleanUp(): Promise<void> {
   stopLoad()
+  stopWrk()
   await stopAllChildren()
   while (cleanups.length > 0) {
     try {
@@ -56,7 +59,7 @@ function onSignal(signal: NodeJS.Signals): void {
 /** Hard bound on the whole run, whatever hangs. */
 function watchdog(options: BenchOptions, backends: number): void {
   const perBackend =
-    options.importTimeout + 2 * (options.warmup + options.duration) + 4 * (options.probeDuration + 1) + 180
+    options.importTimeout + 7 * (options.warmup + options.duration) + 4 * (options.probeDuration + 1) + 240
   const seconds = 300 + backends * perBackend
   setTimeout(() => {
     log(`\nthe bench ran past its ${Math.round(seconds)} s bound: stopping`)
@@ -170,6 +173,23 @@ async function main(): Promise<number> {
   if (options.quick)
     log('(--quick: small data set and short phases; run without it for the figures to quote)')
 
+  // Deep pages and walks (offset against cursor), and one session digging while another
+  // user lists: single requests on one connection, so they run after the load phases.
+  let walks: WalkFigures[] | { failed: string } = []
+  if (options.huge > 0) {
+    log('')
+    try {
+      walks = await runWalkBench({
+        huge: options.huge,
+        backend: options.backend,
+        postgresUrl: options.postgresUrl,
+      })
+    } catch (error) {
+      walks = { failed: (error as Error).message }
+      log(`walks failed: ${walks.failed}`)
+    }
+  }
+
   const stamp = machine.date.replace(/[:.]/g, '-')
   const outDir = join(root, options.outDir)
   mkdirSync(outDir, { recursive: true })
@@ -183,6 +203,7 @@ async function main(): Promise<number> {
     },
     dataSet: { counts: data.counts, bytes: data.bytes },
     results: results.map((r) => ('skipped' in r || 'failed' in r ? r : { ...r, targets: verdicts(r) })),
+    walks,
   }
   const text = `${JSON.stringify(report, null, 2)}\n`
   writeFileSync(join(outDir, `${stamp}.json`), text)

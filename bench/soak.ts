@@ -10,17 +10,24 @@
  * 2. writes a moderate data set (--users users, each with a root of folders, several parents
  *    with a hundred children, some deleted folders) and loads it with the built CLI's
  *    `import` (the import path), into a temporary SQLite file unless --db is given;
- * 3. starts `serve` (rate limit off) and drives it with autocannon: own listings on
+ * 3. starts `serve` (rate limits off) and drives it with autocannon: own listings on
  *    rotating sessions, folders, pages and limits (200), conditional repeats (304), and the
  *    expected client errors - another user's or a deleted folder (404), no or an unknown
  *    session (401), a malformed page (400) - counted per kind. Each request carries its kind
  *    in X-Request-Id, which the service echoes, so every answer is checked against the
  *    status its kind must get;
- * 4. samples the service's RSS every --sample-seconds and prints it with the counts;
- * 5. stops the service with SIGTERM and expects exit code 0.
+ * 4. meanwhile runs bench/writer.ts as a second process that writes straight into the same
+ *    database at --write-rate writes/s (default 100; 0: none): inserts, renames and deletes
+ *    among the children of each user's first folder, each its own transaction, each followed
+ *    by a listing that must show it. Every write changes its owner's listing generation, so
+ *    the cache keeps filling with new entries while the old ones age out: the soak checks
+ *    that memory stays bounded (LISTING_CACHE_MB plus a flat base) under that churn;
+ * 5. samples the service's RSS every --sample-seconds and prints it with the counts;
+ * 6. stops the service with SIGTERM and expects exit code 0.
  *
  * Exit code 1 when: any answer has a status other than its kind's (a 5xx included), any
- * socket error or timeout, the service exits early or not cleanly, or memory keeps growing.
+ * socket error or timeout, a write fails or a listing after it is stale, the service exits
+ * early or not cleanly, or memory keeps growing.
  * "Keeps growing": after the warm-up (the first --warmup-seconds, at most a fifth of the
  * run), the median RSS of the last third of the samples exceeds the median of the first
  * third by more than --max-growth-mb (default 50 MB) AND by more than --max-growth-percent
@@ -37,6 +44,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import autocannon, { type Options, type RequestParams, type Result } from 'autocannon'
 import { memoryVerdict, type Sample } from './soak-memory.js'
+import type { WriterPlan, WriterReport } from './writer.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 /** FOLDER_SERVICE_CLI soaks another build (e.g. a deliberately broken copy); never rebuilt. */
@@ -48,6 +56,8 @@ interface Settings {
   connections: number
   /** requests per second overall; 0: as fast as the service answers */
   rate: number
+  /** writes per second of the writer process; 0: no writer */
+  writeRate: number
   users: number
   sampleSeconds: number
   warmupSeconds: number
@@ -63,6 +73,7 @@ function settings(): Settings {
       db: { type: 'string' },
       connections: { type: 'string', default: '8' },
       rate: { type: 'string', default: '0' },
+      'write-rate': { type: 'string', default: '100' },
       users: { type: 'string', default: '20' },
       'sample-seconds': { type: 'string' },
       'warmup-seconds': { type: 'string' },
@@ -74,6 +85,7 @@ function settings(): Settings {
   if (values.help) {
     process.stdout.write(
       'usage: npm run soak -- [--minutes N | --seconds N] [--db URL] [--connections N] [--rate N/s]\n' +
+        '                       [--write-rate N/s (default 100; 0: no writer process)]\n' +
         '                       [--users N] [--sample-seconds N] [--warmup-seconds N]\n' +
         '                       [--max-growth-mb N] [--max-growth-percent N]\n',
     )
@@ -95,6 +107,7 @@ function settings(): Settings {
     db: values.db,
     connections: number('connections', values.connections, 8, 1),
     rate: number('rate', values.rate, 0),
+    writeRate: number('write-rate', values['write-rate'], 100),
     users: number('users', values.users, 20, 2),
     // About 20 samples in a short run, one every 5 s in a long one.
     sampleSeconds: number(
@@ -133,7 +146,10 @@ function ensureBuilt(): void {
 
 interface DataSet {
   file: string
+  userIds: string[]
   sessions: string[]
+  /** per user: the live children of the first parent (what the writer process writes among) */
+  children: string[][]
   /** per user: parents with children, and one deleted folder */
   parents: string[][]
   deleted: string[]
@@ -157,13 +173,18 @@ function writeDataSet(dir: string, users: number): DataSet {
     ' padded ',
   ]
   const doc = { users: [] as object[], sessions: [] as object[], folders: [] as object[] }
+  const userIds: string[] = []
   const sessions: string[] = []
+  const children: string[][] = []
   const parents: string[][] = []
   const deleted: string[] = []
   let f = 0
   for (let u = 0; u < users; u++) {
     const userId = id('8000', u)
     doc.users.push({ id: userId, username: `soak-${p}-${u}`, email: `soak${u}@private.example` })
+    userIds.push(userId)
+    const firstChildren: string[] = []
+    children.push(firstChildren)
     sessions.push(id('9000', u))
     doc.sessions.push({ id: id('9000', u), user_id: userId, expires_at: null })
     const own: string[] = []
@@ -174,6 +195,7 @@ function writeDataSet(dir: string, users: number): DataSet {
     }
     for (const parent of own) {
       for (let i = 0; i < 100; i++) {
+        if (parent === own[0]) firstChildren.push(id('a000', f))
         doc.folders.push({
           id: id('a000', f++),
           name: WORDS[(i * 7) % WORDS.length],
@@ -191,11 +213,16 @@ function writeDataSet(dir: string, users: number): DataSet {
   }
   const file = join(dir, 'soak-data.json')
   writeFileSync(file, JSON.stringify(doc))
-  return { file, sessions, parents, deleted, folders: doc.folders.length }
+  return { file, userIds, sessions, children, parents, deleted, folders: doc.folders.length }
 }
 
 function childEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'warn' }
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    RATE_LIMIT_PER_MINUTE: '0',
+    AUTH_FAILURES_PER_MINUTE: '0',
+    LOG_LEVEL: 'warn',
+  }
   delete env.NODE_OPTIONS
   for (const name of Object.keys(env)) if (name.startsWith('NODE_TEST')) delete env[name]
   delete env.DATABASE_URL
@@ -388,6 +415,47 @@ function runLoad(
   return { done, stop: () => instance?.stop() }
 }
 
+/** bench/writer.ts as a child process; stop() ends it and returns its report. */
+function startWriter(dir: string, db: string, port: number, s: Settings, data: DataSet) {
+  const plan: WriterPlan = {
+    db,
+    port,
+    rate: s.writeRate,
+    limit: 50,
+    seconds: s.seconds + 60,
+    seed: 1,
+    users: data.userIds.map((ownerId, u) => ({
+      ownerId,
+      sessionId: data.sessions[u] as string,
+      folderId: (data.parents[u] as string[])[0] as string,
+      childIds: data.children[u] as string[],
+    })),
+  }
+  const file = join(dir, 'writer-plan.json')
+  writeFileSync(file, JSON.stringify(plan))
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/writer.ts', file], {
+    cwd: ROOT,
+    env: childEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout.on('data', (d: Buffer) => (output += d.toString('utf8')))
+  child.stderr.on('data', (d: Buffer) => (output = (output + d.toString('utf8')).slice(-8192)))
+  const closed = new Promise<void>((resolve) => child.on('close', () => resolve()))
+  return {
+    async stop(): Promise<WriterReport> {
+      child.kill('SIGTERM')
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([closed, new Promise((r) => (timer = setTimeout(r, 30_000)))])
+      clearTimeout(timer)
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+      const line = output.split('\n').find((l) => l.startsWith('WRITER_JSON '))
+      if (line === undefined) throw new Error(`the writer process printed no report:\n${output.slice(-2000)}`)
+      return JSON.parse(line.slice('WRITER_JSON '.length)) as WriterReport
+    },
+  }
+}
+
 function note(counts: Counts, message: string): void {
   counts.unexpectedCount++
   if (counts.unexpected.length < 20) counts.unexpected.push(message)
@@ -427,6 +495,8 @@ async function main(): Promise<number> {
       unexpectedCount: 0,
     }
     const samples: Sample[] = []
+    const writer = s.writeRate > 0 ? startWriter(dir, db, svc.port, s, data) : null
+    if (writer !== null) log(`writer process: ${s.writeRate} writes/s straight into the database`)
     const loadStarted = Date.now()
     const load = runLoad(svc.port, s, data, counts)
     const sampler = setInterval(() => {
@@ -447,6 +517,19 @@ async function main(): Promise<number> {
     })
     const result = await load.done
     clearInterval(sampler)
+    if (writer !== null) {
+      const w = await writer.stop()
+      log(
+        `writer: ${w.writes} writes (${w.writesPerSecond.toFixed(1)}/s: ${w.byKind.insert} inserts, ` +
+          `${w.byKind.rename} renames, ${w.byKind.delete} deletes), ${w.writeErrors} failed; ` +
+          `${w.checks} listings checked after their write, ${w.stale} stale, ${w.checkFailures} failed`,
+      )
+      if (w.writes === 0) failures.push('the writer process wrote nothing')
+      if (w.stale > 0 || w.writeErrors > 0 || w.checkFailures > 0)
+        failures.push(
+          `writer: ${w.stale} stale, ${w.writeErrors} failed writes, ${w.checkFailures} failed checks:\n  ${w.examples.join('\n  ')}`,
+        )
+    }
 
     log(`load done: ${result.requests.sent} requests, ${result.errors} errors, ${result.timeouts} timeouts`)
     log(`by kind: ${JSON.stringify(counts.byKind)}`)

@@ -17,7 +17,10 @@ export interface Target {
 
 export function pageTarget(folder: ListedFolder, page: number, limit: number): Target {
   return {
-    path: `/v1/folders?folder_id=${folder.folderId}&page=${page}&limit=${limit}`,
+    path:
+      folder.folderId === null
+        ? `/v1/folders?page=${page}&limit=${limit}`
+        : `/v1/folders?folder_id=${folder.folderId}&page=${page}&limit=${limit}`,
     cookie: `session_id=${folder.sessionId}`,
     total: folder.sortedIds.length,
     page,
@@ -30,10 +33,17 @@ export function lastPage(folder: ListedFolder, limit: number): number {
   return Math.max(1, Math.ceil(folder.sortedIds.length / limit))
 }
 
-/** The mixed workload: every page of every user's small folder, in a seeded shuffled order. */
-export function mixedTargets(folders: ListedFolder[], limit: number, seed: number): Target[] {
+/** The mixed workload: the first `pages` pages of every listed folder, in a seeded shuffled order. */
+export function mixedTargets(
+  folders: ListedFolder[],
+  limit: number,
+  seed: number,
+  pages = Infinity,
+): Target[] {
   const targets = folders.flatMap((folder) =>
-    Array.from({ length: lastPage(folder, limit) }, (_, i) => pageTarget(folder, i + 1, limit)),
+    Array.from({ length: Math.min(pages, lastPage(folder, limit)) }, (_, i) =>
+      pageTarget(folder, i + 1, limit),
+    ),
   )
   let state = (seed * 2654435761) >>> 0 || 1
   for (let i = targets.length - 1; i > 0; i--) {

@@ -1,0 +1,324 @@
+import { writeFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { Agent, request } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { parseArgs } from 'node:util'
+import { CLI, ensureBuilt } from './build.js'
+import { benchDatabase, redactUrl } from './postgres.js'
+import { freePort, HOST, runToEnd, spawnChild, stopAllChildren, stopChild, waitForHttp } from './processes.js'
+
+/**
+ * `npm run bench:walk`: what deep pages cost, by offset and by continuation token, on each
+ * backend. One connection, one request at a time, every answer distinct so that the listing
+ * cache never answers: a sync client's walk, not a load test.
+ *
+ * - page 1 of small folders (100 children; a different folder or limit each time)
+ * - middle pages of a 100,000-child folder by offset (`page=`), and by cursor (the `next`
+ *   links collected on a walk, asked again with another limit, so not cached)
+ * - the whole walk of that folder by following `next`, against pages x p50(page 1)
+ */
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const log = (line: string) => process.stdout.write(`${line}\n`)
+const USER = 'be000000-0000-4000-8000-000000000001'
+const SESSION = 'be000000-0000-4000-8000-000000005e55'
+const HUGE = 'be000000-0000-4000-8000-0000000f0000'
+const SMALL_FOLDERS = 200
+const SMALL_CHILDREN = 100
+const LIMIT = 50
+const MIDDLE_SAMPLES = 100
+/** another user, who only lists their own small folders while the first one digs deep */
+const VICTIM = 'be000000-0000-4000-8000-000000000002'
+const VICTIM_SESSION = 'be000000-0000-4000-8000-000000005e56'
+const VICTIM_FOLDERS = 50
+/** the default RATE_LIMIT_PER_MINUTE (6,000) of one session, per second */
+const ATTACK_PER_SECOND = 100
+const PHASE_MS = 4000
+
+const id = (kind: number, n: number) =>
+  `be${kind.toString(16).padStart(6, '0')}-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
+
+function writeDataFile(file: string, huge: number): void {
+  const folders: object[] = [{ id: HUGE, name: 'huge', owner_id: USER }]
+  for (let i = 0; i < huge; i++) {
+    // Scattered names, so the index order is not the insertion order.
+    const name = `item ${((i * 7919) % huge).toString().padStart(7, '0')}`
+    folders.push({ id: id(1, i), name, owner_id: USER, folder_id: HUGE })
+  }
+  for (let s = 0; s < SMALL_FOLDERS; s++) {
+    folders.push({ id: id(2, s), name: `small ${s}`, owner_id: USER })
+    for (let c = 0; c < SMALL_CHILDREN; c++) {
+      folders.push({ id: id(3, s * 1000 + c), name: `child ${c}`, owner_id: USER, folder_id: id(2, s) })
+    }
+  }
+  for (let v = 0; v < VICTIM_FOLDERS; v++) {
+    folders.push({ id: id(4, v), name: `mine ${v}`, owner_id: VICTIM })
+    for (let c = 0; c < 20; c++) {
+      folders.push({ id: id(5, v * 100 + c), name: `sub ${c}`, owner_id: VICTIM, folder_id: id(4, v) })
+    }
+  }
+  const doc = {
+    users: [
+      { id: USER, username: 'walker' },
+      { id: VICTIM, username: 'bystander' },
+    ],
+    sessions: [
+      { id: SESSION, user_id: USER },
+      { id: VICTIM_SESSION, user_id: VICTIM },
+    ],
+    folders,
+  }
+  writeFileSync(file, JSON.stringify(doc))
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+const victimAgent = new Agent({ keepAlive: true, maxSockets: 1 })
+
+/** One GET on the kept-alive connection: milliseconds, status and the `next` link. */
+function get(
+  port: number,
+  path: string,
+  as: { session: string; agent: Agent } = { session: SESSION, agent },
+): Promise<{ ms: number; status: number; next: string | null }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now()
+    const req = request(
+      { host: HOST, port, path, agent: as.agent, headers: { cookie: `session_id=${as.session}` } },
+      (res) => {
+        res.resume()
+        res.on('end', () => {
+          const link = String(res.headers.link ?? '')
+          const next = /<([^>]+)>; rel="next"/.exec(link)?.[1] ?? null
+          resolve({ ms: performance.now() - started, status: res.statusCode ?? 0, next })
+        })
+      },
+    )
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+const p50 = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN
+}
+
+async function timed(port: number, paths: string[]): Promise<number[]> {
+  const times: number[] = []
+  for (const path of paths) {
+    const { ms, status } = await get(port, path)
+    if (status !== 200) throw new Error(`${path}: status ${status}`)
+    times.push(ms)
+  }
+  return times
+}
+
+export interface WalkFigures {
+  backend: string
+  smallFirstP50Ms: number
+  middleOffsetP50Ms: number
+  middleCursorP50Ms: number
+  walkPages: number
+  walkSeconds: number
+  /** walk time / (pages x p50 of page 1): 1 is linear at page-1 cost */
+  walkRatio: number
+  /** another user's p50, idle and while the first requests random middle pages at its rate limit */
+  bystanderIdleP50Ms: number
+  bystanderUnderAttackP50Ms: number
+  attackRequests: number
+}
+
+/** The bystander lists their folders in turn, one request at a time, for PHASE_MS. */
+async function bystander(port: number): Promise<number[]> {
+  const times: number[] = []
+  const until = performance.now() + PHASE_MS
+  for (let i = 0; performance.now() < until; i++) {
+    const answer = await get(port, `/v1/folders?folder_id=${id(4, i % VICTIM_FOLDERS)}&limit=20`, {
+      session: VICTIM_SESSION,
+      agent: victimAgent,
+    })
+    if (answer.status !== 200) throw new Error(`bystander: status ${answer.status}`)
+    times.push(answer.ms)
+  }
+  return times
+}
+
+/** Random middle pages of the huge folder, limit 1, paced at the rate limit of one session. */
+async function attack(port: number, huge: number): Promise<number> {
+  let sent = 0
+  const started = performance.now()
+  const until = started + PHASE_MS
+  while (performance.now() < until) {
+    const page = Math.floor(huge / 4 + Math.random() * (huge / 2))
+    await get(port, `/v1/folders?folder_id=${HUGE}&page=${page}&limit=1`)
+    sent++
+    const due = started + (sent * 1000) / ATTACK_PER_SECOND
+    const wait = due - performance.now()
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+  }
+  return sent
+}
+
+async function measure(backend: string, url: string, dataFile: string, huge: number): Promise<WalkFigures> {
+  const env = {
+    ...process.env,
+    RATE_LIMIT_PER_MINUTE: '0',
+    AUTH_FAILURES_PER_MINUTE: '0',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: url,
+  }
+  const load = await runToEnd(
+    spawnChild('import', process.execPath, [CLI, 'import', dataFile], env, root),
+    900_000,
+  )
+  if (load.code !== 0) throw new Error(`import failed (${load.code})`)
+  const port = await freePort()
+  const service = spawnChild('serve', process.execPath, [CLI, 'serve', '--port', String(port)], env, root)
+  try {
+    await waitForHttp(service, `http://${HOST}:${port}/readyz`, 30_000)
+    // Warm-up: compile the statements, fill the page cache of the database.
+    await timed(port, [
+      `/v1/folders?folder_id=${id(2, 0)}&limit=10`,
+      `/v1/folders?folder_id=${HUGE}&limit=10`,
+    ])
+    const smallPaths: string[] = []
+    for (let limit = LIMIT; smallPaths.length < 1000; limit--) {
+      for (let s = 0; s < SMALL_FOLDERS; s++)
+        smallPaths.push(`/v1/folders?folder_id=${id(2, s)}&limit=${limit}`)
+    }
+    const small = await timed(port, smallPaths.slice(0, 1000))
+
+    const pages = Math.ceil(huge / LIMIT)
+    const middle = Math.floor(pages / 2) - MIDDLE_SAMPLES / 2
+    const offsetPaths = Array.from(
+      { length: MIDDLE_SAMPLES },
+      (_, i) => `/v1/folders?folder_id=${HUGE}&page=${middle + i}&limit=${LIMIT}`,
+    )
+    const middleOffset = await timed(port, offsetPaths)
+
+    // The walk: follow next from page 1 to the end, keeping each next link.
+    const nexts: string[] = []
+    const walkStarted = performance.now()
+    let path: string | null = `/v1/folders?folder_id=${HUGE}&limit=${LIMIT}`
+    let walked = 0
+    while (path !== null) {
+      const answer = await get(port, path)
+      if (answer.status !== 200) throw new Error(`${path}: status ${answer.status}`)
+      walked++
+      if (answer.next !== null) nexts.push(answer.next)
+      path = answer.next
+    }
+    const walkSeconds = (performance.now() - walkStarted) / 1000
+    // The same middle pages by cursor, with another limit: not in the cache.
+    const cursorPaths = nexts
+      .slice(middle - 2, middle - 2 + MIDDLE_SAMPLES)
+      .map((next) => next.replace(`limit=${LIMIT}`, `limit=${LIMIT - 1}`))
+    const middleCursor = await timed(port, cursorPaths)
+
+    const idle = await bystander(port)
+    const [underAttack, attackRequests] = await Promise.all([bystander(port), attack(port, huge)])
+
+    const smallFirstP50Ms = p50(small)
+    return {
+      bystanderIdleP50Ms: p50(idle),
+      bystanderUnderAttackP50Ms: p50(underAttack),
+      attackRequests,
+      backend,
+      smallFirstP50Ms,
+      middleOffsetP50Ms: p50(middleOffset),
+      middleCursorP50Ms: p50(middleCursor),
+      walkPages: walked,
+      walkSeconds,
+      walkRatio: (walkSeconds * 1000) / (walked * smallFirstP50Ms),
+    }
+  } finally {
+    await stopChild(service)
+  }
+}
+
+function report(f: WalkFigures): void {
+  const ms = (v: number) => `${v.toFixed(3)} ms`
+  log(`== ${f.backend}`)
+  log(`  page 1 of a small folder (uncached), p50       ${ms(f.smallFirstP50Ms)}`)
+  log(
+    `  middle page of the huge folder by offset, p50   ${ms(f.middleOffsetP50Ms)}  (${(f.middleOffsetP50Ms / f.smallFirstP50Ms).toFixed(2)}x page 1)`,
+  )
+  log(
+    `  middle page of the huge folder by cursor, p50   ${ms(f.middleCursorP50Ms)}  (${(f.middleCursorP50Ms / f.smallFirstP50Ms).toFixed(2)}x page 1; target <= 1.5x)`,
+  )
+  log(
+    `  walk of all ${f.walkPages} pages by next            ${f.walkSeconds.toFixed(2)} s  (${f.walkRatio.toFixed(2)}x pages x p50(page 1); target <= 1.5x)`,
+  )
+  log(
+    `  another user's p50, idle -> while one session asks ${f.attackRequests} random middle pages (${ATTACK_PER_SECOND}/s)   ` +
+      `${ms(f.bystanderIdleP50Ms)} -> ${ms(f.bystanderUnderAttackP50Ms)}  (${(f.bystanderUnderAttackP50Ms / f.bystanderIdleP50Ms).toFixed(2)}x; target <= 2x)`,
+  )
+}
+
+/**
+ * The walk phase for `huge` children on the backends asked for: printed as it goes, and
+ * returned for the report. Run alone by `npm run bench:walk`, and at the end of `npm run bench`.
+ */
+export async function runWalkBench(settings: {
+  huge: number
+  backend: 'all' | 'sqlite' | 'postgres'
+  postgresUrl: string | null
+}): Promise<WalkFigures[]> {
+  const { huge, backend, postgresUrl } = settings
+  const figures: WalkFigures[] = []
+  const tmp = mkdtempSync(join(tmpdir(), 'folder-service-walk-'))
+  try {
+    const dataFile = join(tmp, 'walk.json')
+    writeDataFile(dataFile, huge)
+    log(
+      `walks: one folder of ${huge.toLocaleString('en')} children, ${SMALL_FOLDERS} folders of ${SMALL_CHILDREN}; one connection, every answer uncached`,
+    )
+    if (backend !== 'postgres') {
+      figures.push(await measure('SQLite', `sqlite:${join(tmp, 'walk.db')}`, dataFile, huge))
+      report(figures.at(-1) as WalkFigures)
+    }
+    if (backend !== 'sqlite') {
+      if (postgresUrl === null) log('== PostgreSQL: skipped (no --db and no TEST_DATABASE_URL)')
+      else {
+        const database = await benchDatabase(postgresUrl)
+        try {
+          log(`(PostgreSQL at ${redactUrl(database.url)})`)
+          figures.push(await measure('PostgreSQL', database.url, dataFile, huge))
+          report(figures.at(-1) as WalkFigures)
+        } finally {
+          await database.dispose([USER, VICTIM])
+        }
+      }
+    }
+    return figures
+  } finally {
+    rmSync(tmp, { recursive: true, force: true })
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      huge: { type: 'string', default: '100000' },
+      db: { type: 'string' },
+      backend: { type: 'string', default: 'all' },
+    },
+  })
+  const backend = values.backend
+  if (backend !== 'all' && backend !== 'sqlite' && backend !== 'postgres') {
+    throw new Error('--backend must be all, sqlite or postgres')
+  }
+  log(`dist/: ${ensureBuilt(root, true).action}`)
+  try {
+    await runWalkBench({
+      huge: Number(values.huge),
+      backend,
+      postgresUrl: values.db ?? process.env.TEST_DATABASE_URL ?? null,
+    })
+  } finally {
+    await stopAllChildren()
+  }
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await main()
