@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 
 /**
- * The generated data set, written as an import file (CONTRACT section 9), and what the
+ * The generated data set, written as an import file (docs/api.md "Import format"), and what the
  * service must answer for it. Names and timestamps come from a seeded generator, so a run
  * is reproducible; ids are fresh UUIDs, so a re-import into a kept database never collides.
  */

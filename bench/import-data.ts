@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import { createWriteStream } from 'node:fs'
 
 /**
- * Writes a data file (CONTRACT section 9) of `folders` folders for the import benchmark,
+ * Writes a data file (docs/api.md "Import format") of `folders` folders for the import benchmark,
  * streamed, without holding the records: ids are derived from the record's number, so a
  * folder names its parent without a table. One owner per 10,000 folders; each folder's
  * parent is an earlier folder of its owner (or the root), and every block of 1,000 folders

@@ -74,7 +74,7 @@ export async function benchDatabase(baseUrl: string): Promise<BenchDatabase> {
     dispose: async (userIds) => {
       try {
         await withClient(baseUrl, async (client) => {
-          // Table names of CONTRACT section 7; ids compared as text so any id column type works.
+          // Table names of docs/api.md "Data model"; ids compared as text so any id column type works.
           await client.query('BEGIN')
           for (const sql of [
             'DELETE FROM sessions WHERE user_id::text = ANY($1::text[])',

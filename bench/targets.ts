@@ -1,8 +1,8 @@
 import type { ListedFolder } from './dataset.js'
 
 /**
- * One request the bench sends, with the exact answer the service owes it (spec rules 2, 4
- * and 6; CONTRACT section 4). Checking `total`, `page`, `limit` and the ids in order catches
+ * One request the bench sends, with the exact answer the service owes it (docs/api.md "200 body"
+ * and "Order"). Checking `total`, `page`, `limit` and the ids in order catches
  * a wrong count, a wrong page and a wrong sort alike.
  */
 export interface Target {

@@ -21,7 +21,7 @@ import { ListingCache } from './listing/listing-cache.js'
 import { Listings } from './listing/listing.js'
 
 /**
- * The whole HTTP application, built without listening (DESIGN habit 1): server.ts gives it
+ * The whole HTTP application, built without listening: server.ts gives it
  * a socket, tests drive it with app.inject.
  */
 

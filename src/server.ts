@@ -9,7 +9,7 @@ import { openStore } from './store/open-store.js'
 import type { Store } from './store/store.js'
 
 /**
- * The process side of the service (DESIGN habit 1): open the store, build the app, listen,
+ * The process side of the service (app.ts is the rest): open the store, build the app, listen,
  * and on SIGTERM or SIGINT turn /readyz 503 and keep answering for shutdownDelayMs, then
  * stop accepting connections, let in-flight requests finish, close the database and exit 0;
  * past shutdownDelayMs + shutdownTimeoutMs the process exits 1 anyway.
@@ -49,7 +49,7 @@ export async function listen(config: Readonly<Config>, options: ListenOptions): 
       throw error
     }
   }
-  // Fastify logs a "listening" line per interface (several for 0.0.0.0); CONTRACT section 8
+  // Fastify logs a "listening" line per interface (several for 0.0.0.0); README "Command line"
   // asks for one line with the address, so its lines are muted and ours is written instead.
   const level = app.log.level
   if (VERBOSE_LEVELS.includes(level)) app.log.level = 'warn'

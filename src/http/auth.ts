@@ -5,7 +5,7 @@ import type { SessionUser, ServingStore } from '../store/store.js'
 import { problems } from './problems.js'
 
 /**
- * Session-cookie authentication (spec "Authentication", CONTRACT sections 1 and 3).
+ * Session-cookie authentication (docs/api.md "Authentication" and "Checks, in this order").
  * Runs at onRequest, before the query is validated, so 401 and 403 take precedence
  * over 400 and 404.
  */
@@ -40,7 +40,7 @@ export function sessionIdFrom(
 
 /**
  * Cookie values as sent: the parser's default percent-decoding would accept `%35a00...` as
- * the session it spells, and CONTRACT 3 wants the value itself to be a UUID.
+ * the session it spells, and docs/api.md "Authentication" wants the value itself to be a UUID.
  */
 const asSent = (value: string): string => value
 export const parseCookieAsSent = (header: string) => parseCookie(header, { decode: asSent })

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
 /**
- * Caching headers of the listing (CONTRACT section 5): the body depends on the cookie and
+ * Caching headers of the listing (docs/api.md "200 body" and "Headers of a 200"): the body depends on the cookie and
  * may change at any write, so caches must revalidate; a strong ETag over the exact bytes
  * lets them do it cheaply with If-None-Match.
  *

@@ -10,7 +10,7 @@ import { SECURITY_HEADERS } from './security-headers.js'
 
 /**
  * Errors raised before a request reaches a route, answered in problem+json like every
- * other error (CONTRACT section 6) instead of in Fastify's or Node's own formats:
+ * other error (docs/api.md "Errors") instead of in Fastify's or Node's own formats:
  * - the router cannot decode the URL (`/%zz`): Fastify's frameworkErrors;
  * - Node's HTTP server refuses the request before Fastify sees it (bad framing, header
  *   overflow, timeout, an unsupported Expect, CONNECT): {@link ParserRejections};
@@ -33,7 +33,7 @@ const PARSER_ERRORS: Record<string, { status: number; detail: string }> = {
   ERR_HTTP_REQUEST_TIMEOUT: { status: 408, detail: 'The request did not arrive in time.' },
 }
 const MALFORMED = { status: 400, detail: 'The request is not valid HTTP/1.1.' }
-/** What CONNECT is told: this is an API, not a proxy (CONTRACT 6: 405 names what is allowed). */
+/** What CONNECT is told: this is an API, not a proxy (docs/api.md "Errors": 405 names what is allowed). */
 const CONNECT_ALLOW = 'GET, HEAD'
 
 /** Where requests refused before routing are counted (http_requests_total, route `rejected`). */
@@ -111,7 +111,7 @@ function afterUnfinishedResponses(socket: Socket, next: () => void): void {
 
 /**
  * Answers, logs and counts what Node's HTTP server refuses before Fastify sees a request
- * (CONTRACT 6: every error is problem+json with the usual headers):
+ * (docs/api.md "Errors": every error is problem+json with the usual headers):
  * - bytes its parser rejects (400, 408, 431): Fastify's clientErrorHandler;
  * - an Expect other than 100-continue (417): Node's `checkExpectation` event;
  * - CONNECT (405): Node's `connect` event, which otherwise closes without a byte.

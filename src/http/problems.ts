@@ -6,7 +6,7 @@ import type { ProblemBody, ProblemCode } from '../schemas/problem.js'
 import { PARAMETER_RULES } from '../schemas/list-folders-query.js'
 
 /**
- * Every error leaves as RFC 9457 problem+json (CONTRACT section 6). Handlers throw an
+ * Every error leaves as RFC 9457 problem+json (docs/api.md "Errors"). Handlers throw an
  * HttpProblem; this plugin's error handler turns it, validation errors, database outages
  * and anything unexpected into the one body shape, and hides internals of 5xx.
  */

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { UUID_PATTERN } from '../ids.js'
 
 /**
- * The data file of `folder-service import` (CONTRACT section 9). Unknown keys are
+ * The data file of `folder-service import` (docs/api.md "Import format"). Unknown keys are
  * rejected: a misspelt `parent_id` must fail loudly rather than put a tree at the root.
  */
 

@@ -6,7 +6,7 @@ import { ImportError, type ImportItem, type ImportKind } from '../store/store.js
 import { isImportKind, validateRecord } from './validate-import.js'
 
 /**
- * Reads a data file (CONTRACT section 9) as a stream of validated records, a batch per
+ * Reads a data file (docs/api.md "Import format") as a stream of validated records, a batch per
  * chunk read, with memory bounded whatever the file's size: the streaming parser
  * (@streamparser/json) assembles one record at a time and nothing else of the file is kept.
  * A record at fault throws ImportError naming it (`folders[1834221]: ...`) as soon as it is

@@ -7,7 +7,7 @@ import { SqliteStore } from './sqlite/sqlite-store.js'
 import { StoreUnavailableError, type Store } from './store.js'
 
 /**
- * Chooses and connects the backend named by the database URL (CONTRACT section 8):
+ * Chooses and connects the backend named by the database URL (README "Command line"):
  * `postgres://` or `postgresql://` is PostgreSQL; `sqlite:PATH` or a plain path is SQLite.
  * The only module that turns configuration into connections: adapters never read settings.
  */

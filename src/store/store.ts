@@ -11,7 +11,7 @@
  * - adapters receive ready connections and never read the environment.
  */
 
-/** The public face of a user: exactly the OwnerInfo fields of the spec. */
+/** The public face of a user: exactly the `owner` fields of a listing (docs/api.md "200 body"). */
 export interface OwnerInfo {
   id: string
   username: string

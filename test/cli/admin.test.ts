@@ -15,7 +15,7 @@ import {
 } from '../helpers/cli.js'
 
 /**
- * The admin commands of CONTRACT section 8 (user, session, folder), each judged by its
+ * The admin commands of README "Command line" (user, session, folder), each judged by its
  * effect on GET /v1/folders, on every backend.
  */
 

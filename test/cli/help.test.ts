@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { assertOk, describeRun, runAll, runCli } from '../helpers/cli.js'
 
-/** CONTRACT section 8: every command accepts --db and --help; commands that print records accept --json. */
+/** README "Command line": every command accepts --db and --help; commands that print records accept --json. */
 
 const COMMANDS: { path: string[]; json: boolean }[] = [
   { path: ['serve'], json: false },

@@ -15,7 +15,7 @@ import {
   type CliDatabase,
 } from '../helpers/cli.js'
 
-/** `folder-service import FILE` (CONTRACT section 9), driven from outside, on every backend. */
+/** `folder-service import FILE` (docs/api.md "Import format"), driven from outside, on every backend. */
 
 // Already in the database before any import of this file runs (seeded in-process).
 const ANN = 'a0000000-0000-4000-8000-000000000001'

@@ -14,7 +14,7 @@ import {
   type CliDatabase,
 } from '../helpers/cli.js'
 
-/** `folder-service migrate` (CONTRACT section 8) and how `--db` picks and opens a database. */
+/** `folder-service migrate` (README "Command line") and how `--db` picks and opens a database. */
 
 // The backends run side by side (each has its own database): the suite is mostly process starts.
 describe('folder-service migrate', { concurrency: true }, () => {

@@ -11,7 +11,7 @@ import {
   type CliResult,
 } from '../helpers/cli.js'
 
-/** `folder-service seed --demo` (CONTRACT section 8), driven from outside, on every backend. */
+/** `folder-service seed --demo` (README "Command line"), driven from outside, on every backend. */
 
 const DEMO_ROOT = ['Documents', 'Music', 'Photos', 'Projects', 'archive']
 

@@ -155,7 +155,7 @@ describe('serve: settings and start-up, on SQLite', () => {
         .stdout()
         .split('\n')
         .filter((l) => /listening at/i.test(l))
-      assert.equal(lines.length, 1, `CONTRACT 8: one line with the address\n${lines.join('\n')}`)
+      assert.equal(lines.length, 1, `README "Command line": one line with the address\n${lines.join('\n')}`)
     } finally {
       server.child.kill('SIGTERM')
       await within(server.exited, 10_000, 'shutdown').finally(() => server.kill())

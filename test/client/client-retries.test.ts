@@ -9,8 +9,8 @@ import { PROBLEM_CODES } from '../../src/schemas/problem-codes.js'
  * What a healthy `serve` cannot be made to answer on demand: a 503 whose Retry-After the
  * client must wait out, 429s in a row, the codes no listing request provokes (405, 500),
  * answers that are not problem details, and a service that is not there. A scripted
- * node:http server gives those answers in the service's own problem format (CONTRACT
- * section 6); the real service's 401/403/400/404/429 are in client.test.ts.
+ * node:http server gives those answers in the service's own problem format (docs/api.md
+ * "Errors"); the real service's 401/403/400/404/429 are in client.test.ts.
  */
 
 type Answer = { status: number; headers?: Record<string, string>; body: unknown }

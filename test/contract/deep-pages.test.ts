@@ -7,7 +7,7 @@ import { compareCodePoints, listBody, request, uuid } from '../helpers/fixtures.
 /**
  * Deep offset pages start from checkpoints (every 200th key of the listing, read once per
  * listing generation) instead of stepping over every row before them. They must be exactly
- * the offset pages the spec defines: before and after writes, at every depth, beyond the end.
+ * the plain offset pages: before and after writes, at every depth, beyond the end.
  */
 
 const OWNER = uuid('d0000000', 1)

@@ -10,7 +10,7 @@ import { createEmptyDatabase, freshPostgresDatabase, withAdminClient } from '../
 
 /**
  * What the PostgreSQL schema and queries promise beyond the shared Store contract: the
- * column types and constraints of CONTRACT section 7 enforced by the database itself,
+ * column types and constraints of docs/api.md "Data model" enforced by the database itself,
  * listing queries that are index-only scans stopping at LIMIT, migrations safe to run from
  * several instances at once, and timestamps independent of the session time zone.
  */

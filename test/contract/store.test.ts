@@ -25,7 +25,7 @@ import {
 } from '../helpers/fixtures.js'
 
 /**
- * The Store contract (src/store/store.ts JSDoc, CONTRACT sections 4 and 7), held against
+ * The Store contract (src/store/store.ts JSDoc, docs/api.md "Order" and "Data model"), held against
  * every available backend with one data set per backend.
  */
 

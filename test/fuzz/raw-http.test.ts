@@ -13,7 +13,7 @@ import { rawExchange, type RawExchange } from '../helpers/raw-http.js'
  * Two rules, checked separately so that one report shows which is broken:
  * 1. robustness: an answer (4xx, never 5xx) or a closed connection within 5 s, and the
  *    server still serves the next client;
- * 2. CONTRACT 6: every 4xx, including those of the HTTP parser, is problem+json.
+ * 2. docs/api.md "Errors": every 4xx, including those of the HTTP parser, is problem+json.
  */
 
 const HOST = 'Host: 127.0.0.1\r\n'
@@ -213,7 +213,7 @@ describe('raw HTTP on a listening server', () => {
     findings.assertNone('valid requests pipelined before garbage')
   })
 
-  it('answers every 4xx of the HTTP parser in problem+json (CONTRACT 6)', async () => {
+  it('answers every 4xx of the HTTP parser in problem+json (docs/api.md "Errors")', async () => {
     // Node's parser (or its server: Expect, CONNECT) refuses these before Fastify routes
     // them, and would answer in its own shape (or not at all) unless the app gives one.
     const findings = new Findings()

@@ -5,7 +5,7 @@ import { openStore } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
 
 /**
- * The backends every contract test runs against (DESIGN habit 10): SQLite always,
+ * The backends every contract test runs against, so both pass the same suite: SQLite always,
  * PostgreSQL when TEST_DATABASE_URL is set, reported as skipped otherwise.
  */
 

@@ -159,7 +159,7 @@ export function assertOk(result: CliResult, args: string[] = []): void {
 }
 
 /**
- * CONTRACT section 8: a non-zero exit and exactly one line on stderr, with no stack trace;
+ * README "Command line": a non-zero exit and exactly one line on stderr, with no stack trace;
  * `pattern` (when given) must match that line.
  */
 export function assertOneLineError(result: CliResult, pattern?: RegExp, args: string[] = []): string {
@@ -203,7 +203,7 @@ export interface TableCounts {
   files: number
 }
 
-/** Rows in each table of CONTRACT section 7, read directly: the Store has no count for most. */
+/** Rows in each table of docs/api.md "Data model", read directly: the Store has no count for most. */
 export async function tableCounts(url: string): Promise<TableCounts> {
   const sql = (table: string) => `SELECT count(*) AS n FROM ${table}`
   const tables = ['users', 'sessions', 'folders', 'files'] as const

@@ -9,7 +9,7 @@ import type { Backend } from './backends.js'
 
 /**
  * One deterministic data set for the contract suites (Store and HTTP), written as an import
- * document (CONTRACT section 9) and loaded through validateImport + Store.importData, plus
+ * document (docs/api.md "Import format") and loaded through validateImport + Store.importData, plus
  * the expected answers computed from it independently of any backend.
  */
 
@@ -44,7 +44,7 @@ export function compareCodePoints(a: string, b: string): number {
   return x.length === y.length ? 0 : x.length < y.length ? -1 : 1
 }
 
-/** CONTRACT section 4: name (code point), then created_at, then id. */
+/** docs/api.md "Order": name (code point), then created_at, then id. */
 export function compareFolders(a: FixtureFolder, b: FixtureFolder): number {
   return (
     compareCodePoints(a.name, b.name) ||
@@ -264,7 +264,7 @@ export const files: FixtureFile[] = [
   { id: uuid('f11e0000', 5), name: 'bob.txt', folder_id: null, owner_id: bob.id, size: 1 },
 ]
 
-/** The import document of the whole data set (CONTRACT section 9). */
+/** The import document of the whole data set (docs/api.md "Import format"). */
 export function datasetDocument(): ImportFileData {
   return {
     users: Object.values(users).map((u) => ({
@@ -324,7 +324,7 @@ export function toRow(f: FixtureFolder): FolderRow {
   }
 }
 
-/** The HTTP body of a fixture folder (CONTRACT section 5). */
+/** The HTTP body of a fixture folder (docs/api.md "200 body" and "Headers of a 200"). */
 export function toBody(f: FixtureFolder) {
   const owner = Object.values(users).find((u) => u.id === f.owner_id)
   if (owner === undefined) throw new Error(`fixture folder ${f.id} has no owner`)

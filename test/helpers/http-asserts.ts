@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http'
 import type { LightMyRequestResponse } from 'fastify'
 import { problemBody, type ProblemJson } from './fixtures.js'
 
-/** Assertions shared by the HTTP contract suites (CONTRACT sections 5 and 6). */
+/** Assertions shared by the HTTP contract suites (docs/api.md, 200 answers and "Errors"). */
 
 export const CHALLENGE = 'Cookie realm="folder-service", cookie-name="session_id"'
 export const JSON_TYPE = 'application/json; charset=utf-8'
@@ -43,7 +43,7 @@ export function assertProblem(res: LightMyRequestResponse, status: number, code:
   return body
 }
 
-/** 401 with the challenge and a detail about the session (CONTRACT section 6). */
+/** 401 with the challenge and a detail about the session (docs/api.md "Errors"). */
 export function assertUnauthorized(res: LightMyRequestResponse): ProblemJson {
   const body = assertProblem(res, 401, 'UNAUTHORIZED')
   assert.equal(header(res, 'www-authenticate'), CHALLENGE)

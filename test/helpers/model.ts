@@ -1,6 +1,6 @@
 /**
- * A small in-memory reference model of GET /v1/folders, written from the spec and
- * CONTRACT sections 1-6 only: it shares no code with src/ (no schema, no regex, no sort),
+ * A small in-memory reference model of GET /v1/folders, written from the API reference and
+ * docs/api.md only (the endpoint's rules, not the data model): it shares no code with src/ (no schema, no regex, no sort),
  * so a property test that compares the service with it checks the service against the
  * documents rather than against itself.
  *
@@ -83,7 +83,7 @@ export type ModelAnswer =
 
 const HEX = '0123456789abcdefABCDEF'
 
-/** CONTRACT 2/3: 8-4-4-4-12 hex digits, any letter case, nothing else. */
+/** docs/api.md "Query parameters" and "Authentication": 8-4-4-4-12 hex digits, any letter case, nothing else. */
 export function isModelUuid(text: string): boolean {
   if (text.length !== 36) return false
   for (let i = 0; i < 36; i++) {
@@ -96,7 +96,7 @@ export function isModelUuid(text: string): boolean {
 }
 
 /**
- * CONTRACT 3: the first `session_id` pair of the Cookie header. Pairs are separated by `;`,
+ * docs/api.md "Authentication": the first `session_id` pair of the Cookie header. Pairs are separated by `;`,
  * names and values trimmed of spaces. The generator never sends quoted or percent-encoded
  * values, which cookie parsers treat in their own ways; the fuzz suite covers those.
  */
@@ -135,7 +135,7 @@ export function modelQueryParams(query: string): Map<string, string[]> {
 
 const INT32_MAX = 2_147_483_647n
 
-/** CONTRACT 2: decimal digits only, value 1 to 2147483647; otherwise undefined. */
+/** docs/api.md "Query parameters": decimal digits only, value 1 to 2147483647; otherwise undefined. */
 function positiveInt32(text: string): number | undefined {
   if (text === '') return undefined
   for (const c of text) if (c < '0' || c > '9') return undefined
@@ -143,12 +143,12 @@ function positiveInt32(text: string): number | undefined {
   return value >= 1n && value <= INT32_MAX ? Number(value) : undefined
 }
 
-/** UTF-8 byte order is Unicode code point order (CONTRACT 4), whatever JS's UTF-16 sort says. */
+/** UTF-8 byte order is Unicode code point order (docs/api.md "Order"), whatever JS's UTF-16 sort says. */
 export function byCodePoint(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'))
 }
 
-/** CONTRACT 4: name by code point, then created_at, then id; a total order. */
+/** docs/api.md "Order": name by code point, then created_at, then id; a total order. */
 export function contractOrder(a: ModelFolder, b: ModelFolder): number {
   const byName = byCodePoint(a.name, b.name)
   if (byName !== 0) return byName

@@ -5,7 +5,7 @@ import { startService, type Service } from './service-process.js'
 /**
  * A fresh database of one backend, filled by `fill` through its Store, then served by a
  * real `serve` process (the service-process harness). The store stays open beside the
- * service, so a test can change data the way other writers do (CONTRACT section 7).
+ * service, so a test can change data the way other writers do (docs/api.md "Data model").
  */
 export interface ServedBackend {
   service: Service

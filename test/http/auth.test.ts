@@ -16,7 +16,7 @@ import {
 } from '../helpers/fixtures.js'
 import { assertInvalid, assertProblem, assertUnauthorized, header } from '../helpers/http-asserts.js'
 
-/** Authentication, account state and the order of checks (spec "Authentication", CONTRACT 1, 3). */
+/** Authentication, account state and the order of checks (docs/api.md "Authentication" and "Checks, in this order"). */
 
 for (const backend of allBackends()) {
   describe(`${backend.name}: GET /v1/folders authentication`, { skip: backend.skip }, () => {
@@ -60,7 +60,7 @@ for (const backend of allBackends()) {
       })
 
       it('when the session_id value is a live session written with percent-escapes or quotes', async () => {
-        // CONTRACT 3: the value as sent must be a UUID; a decoding cookie parser would
+        // docs/api.md "Authentication": the value as sent must be a UUID; a decoding cookie parser would
         // accept these as the live session they spell.
         const live = sessions.aliceLive.id
         const escapeAll = [...live].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('')

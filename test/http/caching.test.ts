@@ -13,7 +13,7 @@ import {
 } from '../helpers/fixtures.js'
 import { JSON_TYPE, assertProblem, assertUnauthorized, header, tokens } from '../helpers/http-asserts.js'
 
-/** Response headers, conditional requests and HEAD (CONTRACT section 5). */
+/** Response headers, conditional requests and HEAD (docs/api.md "200 body" and "Headers of a 200"). */
 
 const STRONG_ETAG = /^"[\x21\x23-\x7e]*"$/
 

@@ -14,7 +14,7 @@ import {
 } from '../helpers/fixtures.js'
 import { assertProblem, assertUnauthorized, header } from '../helpers/http-asserts.js'
 
-/** Problem details on every error, 405, request ids, 503 and 500 (CONTRACT section 6). */
+/** Problem details on every error, 405, request ids, 503 and 500 (docs/api.md "Errors"). */
 
 /** What the switchable store below does wrong right now; null: nothing. */
 interface Fault {

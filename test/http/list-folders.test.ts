@@ -20,7 +20,7 @@ import { JSON_TYPE, LOWER_UUID, TIMESTAMP, assertProblem, header } from '../help
 
 /**
  * GET /v1/folders success responses: content, order, pagination, isolation and the exact
- * shape of the body (spec rules 1-7, CONTRACT sections 4 and 5).
+ * shape of the body (docs/api.md "Order", "200 body" and "Headers of a 200").
  */
 
 const SECRET_WORDS = [

@@ -14,7 +14,7 @@ import {
 } from '../helpers/fixtures.js'
 import { assertInvalid } from '../helpers/http-asserts.js'
 
-/** Query parameters folder_id, page and limit (CONTRACT section 2). */
+/** Query parameters folder_id, page and limit (docs/api.md "Query parameters"). */
 
 const REFUSED_PAGES = [
   '0',

@@ -4,7 +4,7 @@ import { ConfigError, DEFAULT_RATE_LIMIT_PER_MINUTE, loadConfig, type Env } from
 import { assertOneLineError, runCli } from '../helpers/cli.js'
 import { appOver, ensureBuilt, openSeeded, type Seeded } from './support.js'
 
-/** CONTRACT section 10: every setting from the environment, validated once, bad values named. */
+/** README "Configuration": every setting from the environment, validated once, bad values named. */
 
 describe('configuration', () => {
   it('has the documented defaults and is frozen', () => {

@@ -8,7 +8,7 @@ import { rawExchange, type RawResponse } from '../helpers/raw-http.js'
 import { ALICE_SESSION, appOver, openSeeded, type Seeded } from './support.js'
 
 /**
- * What Node's HTTP server refuses before Fastify sees a request (CONTRACT 6): answered in
+ * What Node's HTTP server refuses before Fastify sees a request (docs/api.md "Errors"): answered in
  * problem+json with the usual headers and a request id, logged and counted like any other
  * request. A valid request pipelined before garbage is answered first.
  */

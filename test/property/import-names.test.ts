@@ -7,10 +7,10 @@ import { ImportError, type Store } from '../../src/store/store.js'
 import { allBackends } from '../helpers/backends.js'
 
 /**
- * Names round-trip: whatever name a data file gives a folder (CONTRACT 9; JSON may spell any
+ * Names round-trip: whatever name a data file gives a folder (docs/api.md "Import format"; JSON may spell any
  * UTF-16 string, lone surrogates included, as "\ud800"), the import either refuses the
  * record or the listing returns exactly that name, trimmed, on every backend. A name that
- * is stored as something else would list differently on SQLite and PostgreSQL (CONTRACT 4
+ * is stored as something else would list differently on SQLite and PostgreSQL (docs/api.md "Order"
  * wants one order on both) and no longer be the name its owner gave.
  */
 

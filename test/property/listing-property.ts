@@ -298,7 +298,7 @@ export const dataSetArb: fc.Arbitrary<GenDataSet> = fc.record({
   bulk: bulkArb,
 })
 
-/** Cookie values that are not a UUID (CONTRACT 3: 401). No `%` or quotes: see modelSessionCookie. */
+/** Cookie values that are not a UUID (docs/api.md "Authentication": 401). No `%` or quotes: see modelSessionCookie. */
 const garbageCookie = fc.oneof(
   fc.constantFrom(
     '',
@@ -617,7 +617,7 @@ export function concretise(gen: GenDataSet, prefix: string, realNow: number): Co
     }
   }
 
-  // Children may come before their parents in the file (CONTRACT 9): order by docKey.
+  // Children may come before their parents in the file (docs/api.md "Import format"): order by docKey.
   const inDocOrder = folders
     .map((f, i) => ({ f, key: f.gen.docKey * 10_000 + i }))
     .sort((a, b) => a.key - b.key)
@@ -631,7 +631,7 @@ export function concretise(gen: GenDataSet, prefix: string, realNow: number): Co
     }
     if (f.gen.created !== null) {
       record.created_at = spell(f.model.created_at, f.gen.offsetMinutes, f.gen.lowerCase)
-      // CONTRACT 9 says omitted timestamps default to now; an omitted updated_at next to a
+      // docs/api.md "Import format" says omitted timestamps default to now; an omitted updated_at next to a
       // given created_at is not generated (see the report: the import uses created_at).
       record.updated_at = spell(f.model.updated_at, 0, false)
     }

@@ -7,7 +7,7 @@ import { allBackends } from '../helpers/backends.js'
 import { openFuzzTarget, type FuzzTarget } from '../helpers/hostile.js'
 
 /**
- * The existence oracle (CONTRACT 1.4, spec rule 7): asking for another user's folder, a
+ * The existence oracle (docs/api.md "Checks, in this order", the 404 step): asking for another user's folder, a
  * deleted folder (one's own or another's) and a folder that never existed must give the
  * same answer, byte for byte, apart from the request id: status, every header and its
  * order (content-length included; the date and x-request-id aside) and the whole body once

@@ -32,7 +32,7 @@ export function registerDataCommands(program: Command): void {
   program
     .command('import')
     .description('load a JSON data file in one transaction (all or nothing)')
-    .argument('<file>', 'the data file (format: CONTRACT section 9, see README)')
+    .argument('<file>', 'the data file (format: docs/api.md, "Import format")')
     .option('--db <url>', 'database URL')
     .option('--json', 'print the counts as JSON')
     .action((file: string, options: DbOptions & { json?: boolean }) =>

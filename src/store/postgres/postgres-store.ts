@@ -36,7 +36,7 @@ const FOLDER_RECORD_COLUMNS = `${FOLDER_COLUMNS}, owner_id, is_deleted`
 const USER_COLUMNS = `id, username, email, avatar_url, password_hash, is_suspended,
   ${ms('created_at')} AS created_at, ${ms('updated_at')} AS updated_at`
 /**
- * The listing order (CONTRACT section 4); name is COLLATE "C" in the schema. Qualified:
+ * The listing order (docs/api.md "Order"); name is COLLATE "C" in the schema. Qualified:
  * a bare `created_at` would name the epoch-ms output column, and sorting on that
  * expression could not follow the index.
  */
