@@ -6,6 +6,7 @@ import { registerCors } from './http/cors.js'
 import { closeConnectionsWhenDraining } from './http/drain.js'
 import { ParserRejections, frameworkError, missingHost } from './http/early-errors.js'
 import { AppMetrics, metricsPlugin, metricsRoute } from './http/metrics.js'
+import { SHARED_SCHEMAS } from './schemas/shared-schemas.js'
 import { openapiPlugin } from './http/openapi.js'
 import { problemsPlugin } from './http/problems.js'
 import { registerRateLimit } from './http/rate-limit.js'
@@ -97,6 +98,8 @@ export async function buildApp({
     http: { requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>()
   rejections.attach(app)
+  // The named response shapes the routes refer to by $ref (and the OpenAPI document names).
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   app.server.headersTimeout = Math.min(config.headersTimeoutMs ?? 20_000, config.requestTimeoutMs)
 
   app.decorateRequest('sessionCookie', undefined)

@@ -2,6 +2,7 @@ import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebo
 import type { ServingStore } from '../store/store.js'
 import { FolderList, type FolderListBody } from '../schemas/folder.js'
 import { Problem } from '../schemas/problem.js'
+import { refTo } from '../schemas/ref.js'
 import { ListFoldersQuery } from '../schemas/list-folders-query.js'
 import { authenticate } from '../http/auth.js'
 import { conditionalGet } from '../http/conditional-get.js'
@@ -40,14 +41,14 @@ export const listFoldersSchema = {
   security: [{ sessionCookie: [] }],
   querystring: ListFoldersQuery,
   response: {
-    200: FolderList,
-    400: Problem,
-    401: Problem,
-    403: Problem,
-    404: Problem,
-    429: Problem,
-    500: Problem,
-    503: Problem,
+    200: refTo(FolderList),
+    400: refTo(Problem),
+    401: refTo(Problem),
+    403: refTo(Problem),
+    404: refTo(Problem),
+    429: refTo(Problem),
+    500: refTo(Problem),
+    503: refTo(Problem),
   },
 }
 

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { refTo } from './ref.js'
 
 /**
  * Response shapes of GET /v1/folders (docs/api.md, "200 body" and "Headers of a 200").
@@ -18,7 +19,7 @@ export const OwnerInfo = Type.Object(
     username: Type.String(),
     avatar_url: Type.Union([Type.String(), Type.Null()], { description: 'URL of the avatar image' }),
   },
-  { additionalProperties: false, description: 'Public information about a user' },
+  { $id: 'OwnerInfo', additionalProperties: false, description: 'Public information about a user' },
 )
 
 export const Folder = Type.Object(
@@ -26,21 +27,21 @@ export const Folder = Type.Object(
     id: Uuid,
     name: Type.String({ minLength: 1, maxLength: 255 }),
     folder_id: Type.Union([Uuid, Type.Null()], { description: 'parent folder; null at the root' }),
-    owner: OwnerInfo,
+    owner: refTo(OwnerInfo),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { additionalProperties: false },
+  { $id: 'Folder', additionalProperties: false },
 )
 
 export const FolderList = Type.Object(
   {
-    folders: Type.Array(Folder),
+    folders: Type.Array(refTo(Folder)),
     total: Type.Integer({ minimum: 0, description: 'every matching folder, not only this page' }),
     page: Type.Integer({ minimum: 1 }),
     limit: Type.Integer({ minimum: 1, maximum: 100, description: 'page size in effect' }),
   },
-  { additionalProperties: false },
+  { $id: 'FolderList', additionalProperties: false },
 )
 
 export type FolderListBody = Static<typeof FolderList>

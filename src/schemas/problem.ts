@@ -14,7 +14,7 @@ export const Problem = Type.Object(
     detail: Type.String(),
     request_id: Type.String(),
   },
-  { additionalProperties: false, description: 'RFC 9457 problem details' },
+  { $id: 'Problem', additionalProperties: false, description: 'RFC 9457 problem details' },
 )
 
 export type ProblemBody = Static<typeof Problem>

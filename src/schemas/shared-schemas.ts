@@ -1,0 +1,9 @@
+import { Folder, FolderList, OwnerInfo } from './folder.js'
+import { Problem } from './problem.js'
+
+/**
+ * The named response shapes, added to the app with `app.addSchema` before any route
+ * refers to them (routes use `refTo`). The OpenAPI document lists them under
+ * `#/components/schemas`, named by their `$id`; dependencies come first.
+ */
+export const SHARED_SCHEMAS = [OwnerInfo, Folder, FolderList, Problem] as const
