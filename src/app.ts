@@ -2,22 +2,24 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { DEFAULT_LISTING_CACHE_MB, type Config } from './config.js'
 import type { ServingStore } from './store/store.js'
-import { registerCors } from './http/cors.js'
-import { closeConnectionsWhenDraining } from './http/drain.js'
-import { ParserRejections, frameworkError, missingHost } from './http/early-errors.js'
-import { AppMetrics, metricsPlugin, metricsRoute } from './http/metrics.js'
+import { corsPlugin } from './http/cors.js'
+import { drainPlugin } from './http/drain.js'
+import { ParserRejections, frameworkError, hostRequiredPlugin } from './http/early-errors.js'
+import { AppMetrics, metricsPlugin } from './http/metrics.js'
 import { SHARED_SCHEMAS } from './schemas/shared-schemas.js'
 import { openapiPlugin } from './http/openapi.js'
 import { problemsPlugin } from './http/problems.js'
-import { registerRateLimit } from './http/rate-limit.js'
-import { authFailureBudget, registerAuthFailureLimit } from './http/auth-failures.js'
-import { REQUEST_ID_HEADER, requestIdFor } from './http/request-id.js'
+import { rateLimitPlugin } from './http/rate-limit.js'
+import { authFailureBudget, authFailureLimitPlugin } from './http/auth-failures.js'
+import { sessionPlugin } from './http/auth.js'
+import { requestIdFor, requestIdPlugin } from './http/request-id.js'
 import { RequestLog } from './http/request-log.js'
-import { addSecurityHeaders } from './http/security-headers.js'
+import { securityHeadersPlugin } from './http/security-headers.js'
 import { browserRoutes } from './routes/browser.js'
 import { docsRoutes } from './routes/docs.js'
 import { foldersRoutes } from './routes/folders.js'
 import { healthRoutes } from './routes/health.js'
+import { metricsRoute } from './routes/metrics.js'
 import { ListingCache } from './listing/listing-cache.js'
 import { Listings } from './listing/listing.js'
 
@@ -102,14 +104,13 @@ export async function buildApp({
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   app.server.headersTimeout = Math.min(config.headersTimeoutMs ?? 20_000, config.requestTimeoutMs)
 
-  app.decorateRequest('sessionCookie', undefined)
-  addSecurityHeaders(app)
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header(REQUEST_ID_HEADER, request.id)
-    done(missingHost(request))
-  })
-  closeConnectionsWhenDraining(app)
-  await registerCors(app, config.corsOrigins ?? [])
+  // Everything that changes the app is a plugin, registered in the order its hooks run.
+  await app.register(sessionPlugin)
+  await app.register(securityHeadersPlugin)
+  await app.register(requestIdPlugin)
+  await app.register(hostRequiredPlugin)
+  await app.register(drainPlugin)
+  await app.register(corsPlugin, { origins: config.corsOrigins ?? [] })
 
   await app.register(problemsPlugin)
 
@@ -122,7 +123,8 @@ export async function buildApp({
   // Public routes, limited per client address: a fresh cookie must not buy a fresh budget.
   const rateLimitPerMinute = config.rateLimitPerMinute ?? 0
   await app.register(async (open) => {
-    if (rateLimitPerMinute > 0) await registerRateLimit(open, rateLimitPerMinute, 'address')
+    if (rateLimitPerMinute > 0)
+      await open.register(rateLimitPlugin, { perMinute: rateLimitPerMinute, by: 'address' })
     await open.register(healthRoutes, { store: timedStore })
     await open.register(docsRoutes)
     if (config.folderBrowser === true) await open.register(browserRoutes)
@@ -134,9 +136,10 @@ export async function buildApp({
 
   // The API proper, limited per session (per address without a well-formed session cookie).
   await app.register(async (api) => {
-    if (rateLimitPerMinute > 0) await registerRateLimit(api, rateLimitPerMinute, 'session')
+    if (rateLimitPerMinute > 0)
+      await api.register(rateLimitPlugin, { perMinute: rateLimitPerMinute, by: 'session' })
     const authFailures = authFailureBudget(config.authFailuresPerMinute ?? 0, rateLimitPerMinute)
-    if (authFailures > 0) registerAuthFailureLimit(api, authFailures)
+    if (authFailures > 0) await api.register(authFailureLimitPlugin, { perMinute: authFailures })
     const cache = new ListingCache((config.listingCacheMb ?? DEFAULT_LISTING_CACHE_MB) * 1024 * 1024)
     await api.register(foldersRoutes, { store: timedStore, listings: new Listings(timedStore, cache) })
   })

@@ -1,3 +1,4 @@
+import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { normalizeIP } from '@fastify/rate-limit'
 import { requestSessionCookie } from './auth.js'
@@ -73,32 +74,36 @@ const addressOf = (request: FastifyRequest) => normalizeIP(request.ip)
  * Registers the budget in the API's context: a gate before authentication (an onRequest
  * hook of the context runs before the route's own) and the charge after the answer.
  */
-export function registerAuthFailureLimit(api: FastifyInstance, perMinute: number): void {
-  const failures = new FailureCounter(perMinute)
-  api.addHook('onRequest', (request, _reply, done) => {
-    if (typeof requestSessionCookie(request) !== 'object') {
+export const authFailureLimitPlugin = fp(
+  (api: FastifyInstance, { perMinute }: { perMinute: number }, ready: (err?: Error) => void) => {
+    const failures = new FailureCounter(perMinute)
+    api.addHook('onRequest', (request, _reply, done) => {
+      if (typeof requestSessionCookie(request) !== 'object') {
+        done()
+        return
+      }
+      const waitMs = failures.blockedForMs(addressOf(request))
+      if (waitMs === 0) {
+        done()
+        return
+      }
+      const seconds = Math.ceil(waitMs / 1000)
+      done(
+        new HttpProblem(
+          429,
+          'RATE_LIMITED',
+          `Too many requests with an unknown or expired session from this address (at most ${perMinute} a minute); retry in ${seconds} s.`,
+          { 'retry-after': String(seconds) },
+        ),
+      )
+    })
+    api.addHook('onResponse', (request, reply, done) => {
+      if (reply.statusCode === 401 && typeof requestSessionCookie(request) === 'object') {
+        failures.charge(addressOf(request))
+      }
       done()
-      return
-    }
-    const waitMs = failures.blockedForMs(addressOf(request))
-    if (waitMs === 0) {
-      done()
-      return
-    }
-    const seconds = Math.ceil(waitMs / 1000)
-    done(
-      new HttpProblem(
-        429,
-        'RATE_LIMITED',
-        `Too many requests with an unknown or expired session from this address (at most ${perMinute} a minute); retry in ${seconds} s.`,
-        { 'retry-after': String(seconds) },
-      ),
-    )
-  })
-  api.addHook('onResponse', (request, reply, done) => {
-    if (reply.statusCode === 401 && typeof requestSessionCookie(request) === 'object') {
-      failures.charge(addressOf(request))
-    }
-    done()
-  })
-}
+    })
+    ready()
+  },
+  { name: 'auth-failure-limit', dependencies: ['session'] },
+)

@@ -1,4 +1,5 @@
-import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import fp from 'fastify-plugin'
 import { parseCookie } from 'cookie'
 import { isUuid, normaliseUuid } from '../ids.js'
 import type { SessionUser, ServingStore } from '../store/store.js'
@@ -20,6 +21,21 @@ declare module 'fastify' {
     sessionCookie: SessionCookie | undefined
   }
 }
+
+/**
+ * Declares the two request decorations above on the whole app, so that every request has
+ * the same shape: the rate limiter and the failed-authentication budget read the cookie in
+ * their own contexts, the listing route reads the user.
+ */
+export const sessionPlugin = fp(
+  (app: FastifyInstance, _options: object, done: (err?: Error) => void) => {
+    app.decorateRequest('sessionCookie', undefined)
+    // Set by `authenticate` before any handler that reads it runs; never read unset.
+    app.decorateRequest('sessionUser', null as never)
+    done()
+  },
+  { name: 'session' },
+)
 
 /** The session cookie of a request: a lower-cased UUID, absent, or not a UUID. */
 export type SessionCookie = { id: string } | 'missing' | 'malformed'

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 import fastifyCors from '@fastify/cors'
 
 /**
@@ -24,19 +25,22 @@ export const EXPOSED_HEADERS = [
 export const ALLOWED_HEADERS = ['If-None-Match', 'X-Request-Id']
 const PREFLIGHT_MAX_AGE_SECONDS = 600
 
-export async function registerCors(app: FastifyInstance, origins: readonly string[]): Promise<void> {
-  if (origins.length === 0) return
-  const allowed = new Set(origins)
-  await app.register(fastifyCors, {
-    origin: (origin, callback) =>
-      callback(null, origin !== undefined && allowed.has(origin) ? origin : false),
-    credentials: true,
-    methods: ['GET', 'HEAD'],
-    allowedHeaders: ALLOWED_HEADERS,
-    exposedHeaders: EXPOSED_HEADERS,
-    maxAge: PREFLIGHT_MAX_AGE_SECONDS,
-    // An OPTIONS without Access-Control-Request-Method from a listed origin gets 204 too,
-    // rather than the plugin's text/plain 400 (every error here is problem+json).
-    strictPreflight: false,
-  })
-}
+export const corsPlugin = fp(
+  async (app: FastifyInstance, { origins }: { origins: readonly string[] }) => {
+    if (origins.length === 0) return
+    const allowed = new Set(origins)
+    await app.register(fastifyCors, {
+      origin: (origin, callback) =>
+        callback(null, origin !== undefined && allowed.has(origin) ? origin : false),
+      credentials: true,
+      methods: ['GET', 'HEAD'],
+      allowedHeaders: ALLOWED_HEADERS,
+      exposedHeaders: EXPOSED_HEADERS,
+      maxAge: PREFLIGHT_MAX_AGE_SECONDS,
+      // An OPTIONS without Access-Control-Request-Method from a listed origin gets 204 too,
+      // rather than the plugin's text/plain 400 (every error here is problem+json).
+      strictPreflight: false,
+    })
+  },
+  { name: 'cors' },
+)

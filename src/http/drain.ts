@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 
 /**
  * Graceful shutdown of keep-alive connections. app.close() stops listening and drops idle
@@ -23,18 +24,22 @@ declare module 'fastify' {
   }
 }
 
-export function closeConnectionsWhenDraining(app: FastifyInstance): void {
-  const state: DrainState = { draining: false }
-  app.decorate('drainState', state)
-  app.addHook('preClose', (done) => {
-    state.draining = true
+export const drainPlugin = fp(
+  (app: FastifyInstance, _options: object, done: (err?: Error) => void) => {
+    const state: DrainState = { draining: false }
+    app.decorate('drainState', state)
+    app.addHook('preClose', (next) => {
+      state.draining = true
+      next()
+    })
+    app.addHook('onSend', (_request, reply, payload, next) => {
+      if (state.draining) reply.header('connection', 'close')
+      next(null, payload)
+    })
     done()
-  })
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (state.draining) reply.header('connection', 'close')
-    done(null, payload)
-  })
-}
+  },
+  { name: 'drain' },
+)
 
 /** Starts answering with `Connection: close` and 503 on /readyz, still listening. */
 export function beginDraining(app: FastifyInstance): void {

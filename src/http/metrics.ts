@@ -107,19 +107,6 @@ export const metricsPlugin = fp(
   { name: 'metrics' },
 )
 
-/** GET /metrics on the main listener (when METRICS_PORT does not move it elsewhere). */
-export const metricsRoute = (
-  app: FastifyInstance,
-  { metrics }: { metrics: AppMetrics },
-  done: (err?: Error) => void,
-) => {
-  app.get(METRICS_PATH, { schema: { hide: true } }, async (_request, reply) => {
-    reply.type(metrics.contentType).header('cache-control', 'no-store')
-    return metrics.render()
-  })
-  done()
-}
-
 /**
  * GET /metrics alone on its own address (METRICS_HOST:METRICS_PORT), so a deployment can
  * keep it off the public listener. Nothing else is served there: 404, or 405 with Allow.

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit'
+import fp from 'fastify-plugin'
 import { requestSessionCookie } from './auth.js'
 import { HttpProblem } from './problems.js'
 
@@ -35,24 +36,24 @@ export function addressKey(request: FastifyRequest): string {
  * `by` 'session' for the API (see {@link rateLimitKey}), 'address' for the public routes
  * (health, docs, metrics), which no session unlocks and so must not be keyed by one.
  */
-export async function registerRateLimit(
-  api: FastifyInstance,
-  perMinute: number,
-  by: 'session' | 'address',
-): Promise<void> {
-  await api.register(fastifyRateLimit, {
-    global: false,
-    max: perMinute,
-    timeWindow: RATE_LIMIT_WINDOW_MS,
-    cache: TRACKED_KEYS,
-    enableDraftSpec: true,
-    keyGenerator: by === 'session' ? rateLimitKey : addressKey,
-    errorResponseBuilder: (_request, context) =>
-      new HttpProblem(
-        429,
-        'RATE_LIMITED',
-        `Too many requests: at most ${perMinute} a minute for this ${by === 'session' ? 'session' : 'address'}; retry in ${context.after}.`,
-      ),
-  })
-  api.addHook('onRequest', api.rateLimit())
-}
+export const rateLimitPlugin = fp(
+  async (api: FastifyInstance, { perMinute, by }: { perMinute: number; by: 'session' | 'address' }) => {
+    await api.register(fastifyRateLimit, {
+      global: false,
+      max: perMinute,
+      timeWindow: RATE_LIMIT_WINDOW_MS,
+      cache: TRACKED_KEYS,
+      enableDraftSpec: true,
+      keyGenerator: by === 'session' ? rateLimitKey : addressKey,
+      errorResponseBuilder: (_request, context) =>
+        new HttpProblem(
+          429,
+          'RATE_LIMITED',
+          `Too many requests: at most ${perMinute} a minute for this ${by === 'session' ? 'session' : 'address'}; retry in ${context.after}.`,
+        ),
+    })
+    api.addHook('onRequest', api.rateLimit())
+  },
+  // Registered once per context (public routes, API); the session decorations come first.
+  { name: 'rate-limit', dependencies: ['session'] },
+)

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 
 /**
  * Request ids: an incoming X-Request-Id is kept when it is well formed (so a trace spans
@@ -14,3 +16,15 @@ export function requestIdFor(raw: IncomingMessage): string {
   const incoming = raw.headers[REQUEST_ID_HEADER]
   return typeof incoming === 'string' && WELL_FORMED.test(incoming) ? incoming : randomUUID()
 }
+
+/** Every answer carries its request id (Fastify's genReqId is {@link requestIdFor}). */
+export const requestIdPlugin = fp(
+  (app: FastifyInstance, _options: object, done: (err?: Error) => void) => {
+    app.addHook('onRequest', (request, reply, next) => {
+      reply.header(REQUEST_ID_HEADER, request.id)
+      next()
+    })
+    done()
+  },
+  { name: 'request-id' },
+)

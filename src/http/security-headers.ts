@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 
 /**
  * Security headers of a JSON API (OWASP REST Security cheat sheet, "Security headers"):
@@ -19,9 +20,13 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze(
   'x-frame-options': 'DENY',
 })
 
-export function addSecurityHeaders(app: FastifyInstance): void {
-  app.addHook('onRequest', (_request, reply, done) => {
-    reply.headers(SECURITY_HEADERS)
+export const securityHeadersPlugin = fp(
+  (app: FastifyInstance, _options: object, done: (err?: Error) => void) => {
+    app.addHook('onRequest', (_request, reply, next) => {
+      reply.headers(SECURITY_HEADERS)
+      next()
+    })
     done()
-  })
-}
+  },
+  { name: 'security-headers' },
+)

@@ -57,7 +57,6 @@ export const foldersRoutes: FastifyPluginCallbackTypebox<FoldersRouteOptions> = 
   { store, listings },
   done,
 ) => {
-  app.decorateRequest('sessionUser', null as never)
   app.addHook('onSend', conditionalGet)
 
   app.get(
