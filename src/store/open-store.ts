@@ -1,10 +1,7 @@
-import { dirname } from 'node:path'
-import Database from 'better-sqlite3'
 import type { Config } from '../config.js'
-import { ensureDirectory } from '../ensure-directory.js'
 import { ConfigError } from '../config.js'
-import { SqliteStore } from './sqlite/sqlite-store.js'
-import { StoreUnavailableError, type Store } from './store.js'
+import { openSqliteStore } from './sqlite/sqlite-store.js'
+import type { Store } from './store.js'
 
 /**
  * Chooses and connects the backend named by the database URL (README "Command line"):
@@ -26,24 +23,6 @@ export type StoreSettings = Pick<
   'databaseUrl' | 'dbPoolSize' | 'dbConnectTimeoutMs' | 'dbStatementTimeoutMs' | 'sqliteBusyTimeoutMs'
 >
 
-function openSqlite(path: string, busyTimeoutMs: number): Store {
-  try {
-    if (path !== ':memory:') ensureDirectory(dirname(path))
-    const db = new Database(path, { timeout: busyTimeoutMs })
-    // WAL: readers never block the writer; NORMAL sync is durable across process crashes in WAL.
-    db.pragma('journal_mode = WAL')
-    db.pragma('synchronous = NORMAL')
-    db.pragma('foreign_keys = ON')
-    // 64 MiB page cache (default 2 MiB): large folders and bulk imports of random-UUID keys
-    // otherwise thrash it. An upper bound, not an allocation.
-    db.pragma('cache_size = -65536')
-    return new SqliteStore(db)
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error)
-    throw new StoreUnavailableError(`cannot open SQLite database ${path}: ${reason}`, { cause: error })
-  }
-}
-
 /** Opens the backend and brings its schema up to date. */
 export async function openStore(settings: StoreSettings): Promise<Store> {
   const target = parseDatabaseUrl(settings.databaseUrl)
@@ -57,7 +36,7 @@ export async function openStore(settings: StoreSettings): Promise<Store> {
       statementTimeoutMs: settings.dbStatementTimeoutMs,
     })
   } else {
-    store = openSqlite(target.path, settings.sqliteBusyTimeoutMs)
+    store = openSqliteStore(target.path, { busyTimeoutMs: settings.sqliteBusyTimeoutMs })
   }
   try {
     await store.migrate()

@@ -18,6 +18,7 @@ import { translate } from './sqlite-errors.js'
 import { pageWindow } from '../page-window.js'
 import { itemsOf } from '../import-faults.js'
 import { importIntoSqlite } from './sqlite-import.js'
+import { openSqliteDatabase, type SqliteSettings } from './sqlite-connections.js'
 
 type Row = Record<string, unknown>
 
@@ -322,4 +323,9 @@ export class SqliteStore implements Store {
     }
     return Promise.resolve()
   }
+}
+
+/** Opens the file (creating its directory) as a store; the caller migrates it. */
+export function openSqliteStore(path: string, settings: SqliteSettings): SqliteStore {
+  return new SqliteStore(openSqliteDatabase(path, settings))
 }
