@@ -33,8 +33,6 @@ export function ensureBuilt(): void {
  */
 const UNLIMITED = { RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURES_PER_MINUTE: '0' }
 
-export type { ExitStatus }
-
 export interface CliRun extends ExitStatus {
   stdout: string
   stderr: string
