@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { READ_CHUNK_BYTES } from '../../src/import/read-import-file.js'
 import { allBackends, sqliteBackend } from '../helpers/backends.js'
+import { childEnv } from '../helpers/child-process.js'
 import { assertOk, assertOneLineError, cliMain, describeRun, runCli, useCliDatabase } from '../helpers/cli.js'
 
 /**
@@ -164,7 +165,7 @@ describe('import progress', () => {
       execFile(
         'script',
         ['-qfec', command, '/dev/null'],
-        { encoding: 'utf8', timeout: 60_000 },
+        { env: childEnv(), encoding: 'utf8', timeout: 60_000 },
         (error, stdout) => {
           if (error === null) resolve(stdout)
           else reject(new Error(error.message, { cause: error }))

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { describe, it } from 'node:test'
 import { memoryVerdict, type Sample } from '../../bench/soak-memory.js'
+import { childEnv, runNode } from '../helpers/child-process.js'
 import { ROOT, ensureBuilt } from '../helpers/service-process.js'
 
 /**
@@ -39,14 +39,10 @@ describe('soak', () => {
 
   it(`runs ${SECONDS} s of mixed load with no unexpected answer and steady memory (npm run soak)`, async (t) => {
     ensureBuilt()
-    const env: NodeJS.ProcessEnv = { ...process.env }
-    for (const name of Object.keys(env)) if (name.startsWith('NODE_TEST')) delete env[name]
-    delete env.DATABASE_URL
     // The soak's writer process changes listing generations all the time, so the cache keeps
     // taking new entries: a small budget lets 20 s show it staying within its bound.
-    env.LISTING_CACHE_MB = '16'
-    const child = spawn(
-      process.execPath,
+    const env = childEnv({ LISTING_CACHE_MB: '16' })
+    const run = await runNode(
       [
         '--import',
         'tsx',
@@ -58,14 +54,11 @@ describe('soak', () => {
         '--rate',
         '500',
       ],
-      { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+      { env, cwd: ROOT, stdin: 'ignore', timeoutMs: (SECONDS + 90) * 1000, killSignal: 'SIGKILL' },
     )
-    let output = ''
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()))
-    const timer = setTimeout(() => child.kill('SIGKILL'), (SECONDS + 90) * 1000)
-    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)))
-    clearTimeout(timer)
+    const { code } = run
+    // The soak reports on stdout; stderr holds only what a crash prints.
+    const output = run.stdout + run.stderr
     const lines = output.trim().split('\n')
     t.diagnostic(
       lines

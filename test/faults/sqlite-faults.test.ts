@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict'
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
 import { faultData, seed } from '../helpers/fault-data.js'
+import { childEnv, startNode } from '../helpers/child-process.js'
 import { ROOT, runCommand, startService, type CliRun } from '../helpers/service-process.js'
 
 /**
@@ -47,22 +48,16 @@ async function holdWriteLock(path: string): Promise<{ release(): Promise<void>; 
     process.stdin.resume()
     process.stdin.on('end', () => { db.exec('ROLLBACK'); db.close(); process.exit(0) })
   `
-  const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] })
-  let err = ''
-  child.stderr?.on('data', (d: Buffer) => (err += d.toString()))
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (d: Buffer) => {
-      if (d.toString().includes('locked')) resolve()
-    })
-    child.on('exit', (code) => reject(new Error(`lock holder exited ${code}: ${err}`)))
+  const holder = startNode(['-e', script], { env: childEnv(), cwd: ROOT })
+  await holder.waitForLine(/locked/, 30_000).catch((error: unknown) => {
+    throw new Error(`lock holder exited ${holder.child.exitCode}: ${holder.stderr()}`, { cause: error })
   })
   return {
-    child,
-    release: () =>
-      new Promise<void>((resolve) => {
-        child.on('exit', () => resolve())
-        child.stdin?.end()
-      }),
+    child: holder.child,
+    release: async () => {
+      holder.child.stdin?.end()
+      await holder.exited
+    },
   }
 }
 

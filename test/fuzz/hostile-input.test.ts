@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import fc from 'fast-check'
-import { buildApp } from '../../src/app.js'
-import { loadConfig } from '../../src/config.js'
+import { DEFAULT_AUTH_FAILURES_PER_MINUTE, DEFAULT_RATE_LIMIT_PER_MINUTE } from '../../src/config.js'
 import type { Store } from '../../src/store/store.js'
 import { allBackends } from '../helpers/backends.js'
+import { appOver } from '../helpers/fixtures.js'
 import {
   HOSTILE_PATHS,
   HOSTILE_QUERIES,
@@ -109,8 +109,6 @@ for (const backend of allBackends()) {
     })
 
     it('limits floods of unknown, expired and hostile sessions per address, before the database', async () => {
-      // The default settings: RATE_LIMIT_PER_MINUTE 6000, AUTH_FAILURES_PER_MINUTE 60.
-      const config = loadConfig({})
       let lookups = 0
       const counting = Object.assign(Object.create(t.store) as Store, {
         findSessionUser: (id: string, now: number) => {
@@ -118,7 +116,12 @@ for (const backend of allBackends()) {
           return t.store.findSessionUser(id, now)
         },
       })
-      const app = await buildApp({ store: counting, config, logger: false })
+      // The service's own limits (RATE_LIMIT_PER_MINUTE 6000, AUTH_FAILURES_PER_MINUTE 60),
+      // which the test app turns off by default.
+      const app = await appOver(counting, {
+        rateLimitPerMinute: DEFAULT_RATE_LIMIT_PER_MINUTE,
+        authFailuresPerMinute: DEFAULT_AUTH_FAILURES_PER_MINUTE,
+      })
       try {
         const findings = new Findings()
         const sessions = fc.sample(
@@ -148,7 +151,7 @@ for (const backend of allBackends()) {
           })
         }
         findings.assertNone('session floods')
-        const budget = config.authFailuresPerMinute
+        const budget = DEFAULT_AUTH_FAILURES_PER_MINUTE
         assert.equal(lookups, budget, `lookups; statuses ${JSON.stringify([...statuses])}`)
         assert.equal(statuses.get(429), sessions.length - budget)
         // Another address, and a live session from it, are untouched by the flood.

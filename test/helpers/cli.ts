@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
-import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { copyFileSync, cpSync, existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
+import { childEnv, runNode, startNode, type StartedChild } from './child-process.js'
 import { appOver } from './fixtures.js'
 import { parseDatabaseUrl } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
@@ -46,21 +46,6 @@ export function cliMain(): string {
   return snapshot
 }
 
-/** Settings a developer's shell may hold; a child sees only what a test gives it. */
-const SETTINGS_FROM_ENV = [
-  'DATABASE_URL',
-  'HOST',
-  'PORT',
-  'LOG_LEVEL',
-  'RATE_LIMIT_PER_MINUTE',
-  'AUTH_FAILURES_PER_MINUTE',
-  'METRICS_PORT',
-  'METRICS_HOST',
-  'SHUTDOWN_DELAY_MS',
-  'CORS_ORIGINS',
-  'FOLDER_BROWSER',
-]
-
 export interface CliOptions {
   /** added to (or, when undefined, removed from) the inherited environment */
   env?: Record<string, string | undefined>
@@ -87,47 +72,22 @@ function defaultCwd(): string {
   return scratchCwd
 }
 
-export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env }
-  for (const name of SETTINGS_FROM_ENV) delete env[name]
-  // The test runner's loader and coverage flags are not what a user runs the CLI with.
-  delete env.NODE_OPTIONS
-  delete env.NODE_TEST_CONTEXT
-  for (const [name, value] of Object.entries(extra)) {
-    if (value === undefined) delete env[name]
-    else env[name] = value
-  }
-  return env
-}
-
 /** Runs `folder-service ...args` to completion. Never rejects for a non-zero exit; does for a hang. */
-export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+export async function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
   const timeoutMs = options.timeoutMs ?? 20_000
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [cliMain(), ...args],
-      { env: childEnv(options.env), cwd: options.cwd ?? defaultCwd(), timeout: timeoutMs, encoding: 'utf8' },
-      (error, stdout, stderr) => {
-        const failure = error as
-          (Error & { code?: unknown; killed?: boolean; signal?: NodeJS.Signals }) | null
-        if (failure?.killed) {
-          reject(new Error(`folder-service ${args.join(' ')} did not finish in ${timeoutMs} ms\n${stderr}`))
-          return
-        }
-        if (failure !== null && typeof failure.code !== 'number') {
-          reject(failure)
-          return
-        }
-        resolve({
-          code: failure === null ? 0 : (failure.code as number),
-          signal: failure?.signal ?? null,
-          stdout,
-          stderr,
-        })
-      },
-    )
+  const run = await runNode([cliMain(), ...args], {
+    env: childEnv(options.env),
+    cwd: options.cwd ?? defaultCwd(),
+    timeoutMs,
+    killSignal: 'SIGTERM',
   })
+  if (run.timedOut) {
+    throw new Error(`folder-service ${args.join(' ')} did not finish in ${timeoutMs} ms\n${run.stderr}`)
+  }
+  if (run.code === null) {
+    throw new Error(`folder-service ${args.join(' ')} was killed by ${run.signal}\n${run.stderr}`)
+  }
+  return { code: run.code, signal: run.signal, stdout: run.stdout, stderr: run.stderr }
 }
 
 /** Runs several independent commands, at most `limit` at a time, results in input order. */
@@ -292,7 +252,6 @@ export async function openCliDatabase(backend: Backend): Promise<CliDatabase> {
   }
 }
 
-/** A running `folder-service serve`, its output so far, and how it ended. */
 /**
  * Registers hooks that open a database of `backend` (openCliDatabase) and a temporary
  * directory before the suite's tests, and remove both after them.
@@ -322,69 +281,14 @@ export function useCliDatabase(backend: Backend): { readonly db: CliDatabase; re
   }
 }
 
-export interface ServeProcess {
-  child: ChildProcessWithoutNullStreams
-  stdout(): string
-  stderr(): string
-  /** resolves with the first stdout line matching `pattern`; rejects if the process ends first */
-  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-  /** SIGKILL if it is still running (cleanup after a failed assertion) */
-  kill(): void
-}
+/** A running `folder-service serve` (or any long-running command), its output so far, and how it ended. */
+export type ServeProcess = StartedChild
 
 export function startCli(args: string[], options: CliOptions = {}): ServeProcess {
-  const child = spawn(process.execPath, [cliMain(), ...args], {
+  return startNode([cliMain(), ...args], {
     env: childEnv(options.env),
     cwd: options.cwd ?? defaultCwd(),
   })
-  let out = ''
-  let err = ''
-  let ended = false
-  const listeners = new Set<() => void>()
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    out += chunk
-    for (const listener of listeners) listener()
-  })
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk))
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('exit', (code, signal) => {
-      ended = true
-      for (const listener of listeners) listener()
-      resolve({ code, signal })
-    })
-  })
-  return {
-    child,
-    stdout: () => out,
-    stderr: () => err,
-    exited,
-    waitForLine(pattern, timeoutMs = 15_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const line = out.split('\n').find((l) => pattern.test(l))
-          if (line !== undefined) done(() => resolve(line))
-          else if (ended)
-            done(() => reject(new Error(`serve ended before ${pattern}\nstdout: ${out}\nstderr: ${err}`)))
-        }
-        const timer = setTimeout(
-          () =>
-            done(() => reject(new Error(`no ${pattern} in ${timeoutMs} ms\nstdout: ${out}\nstderr: ${err}`))),
-          timeoutMs,
-        )
-        const done = (settle: () => void) => {
-          clearTimeout(timer)
-          listeners.delete(check)
-          settle()
-        }
-        listeners.add(check)
-        check()
-      })
-    },
-    kill() {
-      if (!ended) child.kill('SIGKILL')
-    },
-  }
 }
 
 /** Resolves with `promise`, or rejects once `ms` have passed. */

@@ -2,11 +2,10 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import fc from 'fast-check'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { buildApp } from '../../src/app.js'
 import type { Store } from '../../src/store/store.js'
-import { loadConfig } from '../../src/config.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import type { Backend } from './backends.js'
+import { appOver } from './fixtures.js'
 import { emptyModel, type ModelState } from './model.js'
 
 /**
@@ -394,11 +393,8 @@ export async function openFuzzTarget(backend: Backend): Promise<FuzzTarget> {
   for (const { row } of data.users) model.users.set(row.id, row)
   for (const { row } of data.sessions) model.sessions.set(row.id, row)
   for (const { row } of data.folders) model.folders.set(row.id, row)
-  const app = await buildApp({
-    store,
-    config: loadConfig({ RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURES_PER_MINUTE: '0' }),
-    logger: false,
-  })
+  // The test app's defaults as they are: hostile requests by the thousand must not meet the rate limit.
+  const app = await appOver(store)
   return {
     app,
     store,

@@ -1,7 +1,8 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { fileURLToPath } from 'node:url'
+import { childEnv, runNode, startNode, type ExitStatus } from './child-process.js'
 
 /**
  * The built service as a child process (`node dist/cli/main.js ...`, what `npx
@@ -26,27 +27,11 @@ export function ensureBuilt(): void {
   }
 }
 
-/** The environment of a child: ours without the test runner's and without service settings. */
-export function serviceEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env }
-  for (const name of Object.keys(env)) {
-    if (
-      name.startsWith('NODE_TEST') ||
-      name === 'NODE_OPTIONS' ||
-      /^(DATABASE_URL|HOST|PORT|LOG_LEVEL|RATE_LIMIT_PER_MINUTE|AUTH_FAILURES_PER_MINUTE|METRICS_|CORS_ORIGINS|FOLDER_BROWSER|DB_|SQLITE_|SHUTDOWN_|KEEP_ALIVE|REQUEST_TIMEOUT|HEADERS_TIMEOUT)/.test(
-        name,
-      )
-    ) {
-      delete env[name]
-    }
-  }
-  return { ...env, RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURES_PER_MINUTE: '0', ...extra }
-}
-
-export interface ExitStatus {
-  code: number | null
-  signal: NodeJS.Signals | null
-}
+/**
+ * What the service's children change from the service's defaults: no rate limits, so load
+ * and fault suites measure the service rather than its throttling.
+ */
+const UNLIMITED = { RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURES_PER_MINUTE: '0' }
 
 export interface CliRun extends ExitStatus {
   stdout: string
@@ -55,25 +40,19 @@ export interface CliRun extends ExitStatus {
 }
 
 /** Runs a CLI command to the end (killed after timeoutMs). */
-export function runCommand(
+export async function runCommand(
   args: string[],
   env: Record<string, string> = {},
   timeoutMs = 30_000,
 ): Promise<CliRun> {
   ensureBuilt()
-  const started = Date.now()
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI_MAIN, ...args], { env: serviceEnv(env), cwd: tmpdir() })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
-    child.on('close', (code, signal) => {
-      clearTimeout(timer)
-      resolve({ code, signal, stdout, stderr, ms: Date.now() - started })
-    })
+  const { code, signal, stdout, stderr, ms } = await runNode([CLI_MAIN, ...args], {
+    env: childEnv({ ...UNLIMITED, ...env }),
+    cwd: tmpdir(),
+    timeoutMs,
+    killSignal: 'SIGKILL',
   })
+  return { code, signal, stdout, stderr, ms }
 }
 
 export interface Service {
@@ -98,55 +77,39 @@ export async function startService(
   timeoutMs = 30_000,
 ): Promise<Service> {
   ensureBuilt()
-  const child = spawn(
-    process.execPath,
-    [CLI_MAIN, 'serve', '--db', db, '--host', '127.0.0.1', '--port', '0'],
-    { env: serviceEnv({ LOG_LEVEL: 'info', ...env }), cwd: tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] },
-  )
-  let out = ''
-  let err = ''
-  let ended = false
-  child.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d))
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => (err += d))
-  const exited = new Promise<ExitStatus>((resolve) => {
-    child.on('exit', (code, signal) => {
-      ended = true
-      resolve({ code, signal })
+  const started = startNode([CLI_MAIN, 'serve', '--db', db, '--host', '127.0.0.1', '--port', '0'], {
+    env: childEnv({ ...UNLIMITED, LOG_LEVEL: 'info', ...env }),
+    cwd: tmpdir(),
+    stdin: 'ignore',
+  })
+  const { child, exited } = started
+  let line: string
+  try {
+    line = await started.waitForLine(LISTENING, timeoutMs)
+  } catch (error) {
+    started.kill()
+    const how = started.running() ? `did not start in ${timeoutMs} ms` : 'exited before listening'
+    throw new Error(`serve ${how}\nstdout: ${started.stdout()}\nstderr: ${started.stderr()}`, {
+      cause: error,
     })
-  })
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      clearInterval(poll)
-      child.kill('SIGKILL')
-      reject(new Error(`serve did not start in ${timeoutMs} ms\nstdout: ${out}\nstderr: ${err}`))
-    }, timeoutMs)
-    const poll = setInterval(() => {
-      const m = LISTENING.exec(out)
-      if (m !== null) {
-        clearInterval(poll)
-        clearTimeout(timer)
-        resolve(Number(m[1]))
-      } else if (ended) {
-        clearInterval(poll)
-        clearTimeout(timer)
-        reject(new Error(`serve exited before listening\nstdout: ${out}\nstderr: ${err}`))
-      }
-    }, 20)
-  })
-  const onExit = () => {
-    if (!ended) child.kill('SIGKILL')
   }
+  const port = Number(LISTENING.exec(line)?.[1])
+  const onExit = () => started.kill()
   process.once('exit', onExit)
   return {
     child,
     port,
     base: `http://127.0.0.1:${port}`,
-    lines: () => out.split('\n').filter((l) => l.trim() !== ''),
-    stderr: () => err,
+    lines: () =>
+      started
+        .stdout()
+        .split('\n')
+        .filter((l) => l.trim() !== ''),
+    stderr: () => started.stderr(),
     exited,
-    running: () => !ended,
+    running: () => started.running(),
     async stop(graceMs = 15_000) {
-      if (ended) return exited
+      if (!started.running()) return exited
       child.kill('SIGTERM')
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs)
       const status = await exited

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -8,7 +7,8 @@ import { after, before, describe, it } from 'node:test'
 import { loadConfig } from '../../src/config.js'
 import { listen } from '../../src/server.js'
 import type { ListFoldersQuery, Store } from '../../src/store/store.js'
-import { childEnv, startCli, within } from '../helpers/cli.js'
+import { childEnv, startNode } from '../helpers/child-process.js'
+import { startCli, within } from '../helpers/cli.js'
 import { ALICE_SESSION, CLI_MAIN, ROOT_FOLDERS, ensureBuilt, openSeeded, type Seeded } from './support.js'
 
 /** Graceful shutdown: requests in flight finish, the database closes, the process exits 0. */
@@ -120,28 +120,18 @@ describe('graceful shutdown of `folder-service serve`', () => {
   }
 
   it('still exits 0 on SIGTERM when whoever read its log output has gone', async () => {
-    const child = spawn(
-      process.execPath,
-      [CLI_MAIN, 'serve', '--port', '0', '--db', `sqlite:${join(dir, 'pipe.db')}`],
-      {
-        env: childEnv(),
-        cwd: dir,
-      },
-    )
+    const server = startNode([CLI_MAIN, 'serve', '--port', '0', '--db', `sqlite:${join(dir, 'pipe.db')}`], {
+      env: childEnv(),
+      cwd: dir,
+    })
     try {
-      await within(new Promise((resolve) => child.stdout.once('data', resolve)), 15_000, 'the first log line')
-      child.stdout.destroy()
-      child.kill('SIGTERM')
-      const ended = await within(
-        new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-          child.on('exit', (code, signal) => resolve({ code, signal })),
-        ),
-        10_000,
-        'exit after SIGTERM with a broken stdout',
-      )
+      await server.waitForLine(/./, 15_000)
+      server.child.stdout?.destroy()
+      server.child.kill('SIGTERM')
+      const ended = await within(server.exited, 10_000, 'exit after SIGTERM with a broken stdout')
       assert.deepEqual(ended, { code: 0, signal: null })
     } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+      server.kill()
     }
   })
 })

@@ -515,27 +515,45 @@ function spell(ms: number, offsetMinutes: number, lowerCase: boolean): string {
 
 const maybeUpper = (id: string, upper: boolean) => (upper ? id.toUpperCase() : id)
 
-/**
- * Turns a generated data set into an import document and the model's state. `prefix`
- * (8 hex digits, unique per case) starts every id, so cases never collide in one database.
- */
-export function concretise(gen: GenDataSet, prefix: string, realNow: number): Concrete {
-  const model = emptyModel()
-  const importNow = realNow - 5_000
-  const doc: Concrete['doc'] = { users: [], sessions: [], folders: [], files: [] }
+/** What the steps below share while they turn one generated data set into a concrete one. */
+interface Draft {
+  gen: GenDataSet
+  /** 8 hex digits that start every id of the case */
+  prefix: string
+  realNow: number
+  /** the `now` given to validateImport: omitted timestamps become this */
+  importNow: number
+  model: ModelState
+  doc: Concrete['doc']
+  userIds: string[]
+  sessionIds: string[]
+  /** in generation order */
+  folders: DraftFolder[]
+}
 
-  const userIds = gen.users.map((u, i) => {
-    const id = `${prefix}-0000-4000-8000-${hex(i, 12)}`
+interface DraftFolder {
+  gen: GenFolder
+  model: ModelFolder
+}
+
+/** The user a generated pick refers to (picks wrap around the users). */
+function userAt(d: Draft, pick: number): string {
+  return d.userIds[pick % d.userIds.length] as string
+}
+
+function addUsers(d: Draft): void {
+  d.gen.users.forEach((u, i) => {
+    const id = `${d.prefix}-0000-4000-8000-${hex(i, 12)}`
     const user: ModelUser = {
       id,
-      username: `${u.name}#${prefix}-${i}`,
+      username: `${u.name}#${d.prefix}-${i}`,
       avatar_url: u.avatar,
-      email: `${prefix}${i}@private.example`,
-      password_hash: `$argon2id$secret-${prefix}-${i}`,
+      email: `${d.prefix}${i}@private.example`,
+      password_hash: `$argon2id$secret-${d.prefix}-${i}`,
       is_suspended: u.frozen,
     }
-    model.users.set(id, user)
-    doc.users.push({
+    d.model.users.set(id, user)
+    d.doc.users.push({
       id: maybeUpper(id, u.upperId),
       username: user.username,
       email: user.email,
@@ -543,108 +561,136 @@ export function concretise(gen: GenDataSet, prefix: string, realNow: number): Co
       password_hash: user.password_hash,
       is_suspended: user.is_suspended,
     })
-    return id
+    d.userIds.push(id)
   })
-  const userAt = (pick: number) => userIds[pick % userIds.length] as string
+}
 
-  const sessionIds = gen.sessions.map((s, i) => {
-    const id = `${prefix}-0000-4000-9000-${hex(i, 12)}`
-    const expires =
-      s.expiry === 'never' ? null : s.expiry === 'past' ? realNow - s.distanceMs : realNow + s.distanceMs
-    const session: ModelSession = { id, user_id: userAt(s.userPick), expires_at: expires }
-    model.sessions.set(id, session)
-    doc.sessions.push({
+/** When a session expires: never, or a distance before or after the real clock. */
+function sessionExpiry(s: GenSession, realNow: number): number | null {
+  if (s.expiry === 'never') return null
+  return s.expiry === 'past' ? realNow - s.distanceMs : realNow + s.distanceMs
+}
+
+function addSessions(d: Draft): void {
+  d.gen.sessions.forEach((s, i) => {
+    const id = `${d.prefix}-0000-4000-9000-${hex(i, 12)}`
+    const expires = sessionExpiry(s, d.realNow)
+    const session: ModelSession = { id, user_id: userAt(d, s.userPick), expires_at: expires }
+    d.model.sessions.set(id, session)
+    d.doc.sessions.push({
       id: maybeUpper(id, s.upperId),
       user_id: session.user_id,
       expires_at: expires === null ? null : new Date(expires).toISOString(),
     })
-    return id
+    d.sessionIds.push(id)
   })
+}
 
-  const rawNameOf = (g: GenFolder) =>
-    g.namePick === null ? g.rawName : (gen.names[g.namePick % gen.names.length] as string)
-  const folders: { gen: GenFolder; model: ModelFolder }[] = []
-  const addFolder = (g: GenFolder, id: string, parent: string | null) => {
-    const created =
-      g.created === null
-        ? importNow
-        : 'pick' in g.created
-          ? (gen.instants[g.created.pick % gen.instants.length] as number)
-          : g.created.at
-    const folder: ModelFolder = {
-      id,
-      name: rawNameOf(g).trim(),
-      folder_id: parent,
-      owner_id: userAt(g.ownerPick),
-      is_deleted: g.deleted,
-      created_at: created,
-      updated_at: g.created === null ? importNow : created + (g.updatedAfter ?? 0),
-    }
-    folders.push({ gen: g, model: folder })
-    model.folders.set(id, folder)
+/** The name as written in the import document: its own, or one of the names folders share. */
+function rawNameOf(d: Draft, g: GenFolder): string {
+  return g.namePick === null ? g.rawName : (d.gen.names[g.namePick % d.gen.names.length] as string)
+}
+
+/** created_at: the import's `now` when omitted, else a shared instant or a literal one. */
+function createdAt(d: Draft, g: GenFolder): number {
+  if (g.created === null) return d.importNow
+  return 'pick' in g.created
+    ? (d.gen.instants[g.created.pick % d.gen.instants.length] as number)
+    : g.created.at
+}
+
+function addFolder(d: Draft, g: GenFolder, id: string, parent: string | null): void {
+  const created = createdAt(d, g)
+  const folder: ModelFolder = {
+    id,
+    name: rawNameOf(d, g).trim(),
+    folder_id: parent,
+    owner_id: userAt(d, g.ownerPick),
+    is_deleted: g.deleted,
+    created_at: created,
+    updated_at: g.created === null ? d.importNow : created + (g.updatedAfter ?? 0),
   }
-  /** A folder of `owner` created before this point, or null (the root). */
-  const earlierFolder = (owner: string, pick: number | null): string | null => {
-    const candidates = folders.filter((f) => f.model.owner_id === owner)
-    if (pick === null || candidates.length === 0) return null
-    return (candidates[pick % candidates.length] as (typeof folders)[number]).model.id
-  }
-  gen.folders.forEach((g, i) => {
-    const parent = earlierFolder(userAt(g.ownerPick), g.parentPick)
-    addFolder(g, `${prefix}-${hex(g.idRank, 4)}-4000-a000-${hex(i, 12)}`, parent)
+  d.folders.push({ gen: g, model: folder })
+  d.model.folders.set(id, folder)
+}
+
+/** A folder of `owner` added so far, or null (the root) when there is none or none is asked for. */
+function earlierFolder(d: Draft, owner: string, pick: number | null): string | null {
+  const candidates = d.folders.filter((f) => f.model.owner_id === owner)
+  if (pick === null || candidates.length === 0) return null
+  return (candidates[pick % candidates.length] as DraftFolder).model.id
+}
+
+function addGeneratedFolders(d: Draft): void {
+  d.gen.folders.forEach((g, i) => {
+    const parent = earlierFolder(d, userAt(d, g.ownerPick), g.parentPick)
+    addFolder(d, g, `${d.prefix}-${hex(g.idRank, 4)}-4000-a000-${hex(i, 12)}`, parent)
   })
-  if (gen.bulk !== null) {
-    // Many children of one parent: several pages, clamping at 100, runs of equal names.
-    const b = gen.bulk
-    const ownerPick = b.ownerPick % userIds.length
-    const parent = earlierFolder(userAt(ownerPick), b.parentPick)
-    for (let j = 0; j < b.count; j++) {
-      const g: GenFolder = {
-        ownerPick,
-        parentPick: null,
-        rawName: b.names[j % b.names.length] as string,
-        namePick: null,
-        deleted: j % b.deletedEvery === 0,
-        created: { pick: j },
-        updatedAfter: j,
-        offsetMinutes: 0,
-        lowerCase: false,
-        idRank: (j * 7919) % 0x10000,
-        upperId: false,
-        docKey: j,
-      }
-      addFolder(g, `${prefix}-${hex(g.idRank, 4)}-4000-b000-${hex(j, 12)}`, parent)
-    }
-  }
+}
 
-  // Children may come before their parents in the file (docs/api.md "Import format"): order by docKey.
-  const inDocOrder = folders
+/** The j-th child of the bulk parent, as if it had been generated like the others. */
+function bulkChild(b: GenBulk, ownerPick: number, j: number): GenFolder {
+  return {
+    ownerPick,
+    parentPick: null,
+    rawName: b.names[j % b.names.length] as string,
+    namePick: null,
+    deleted: j % b.deletedEvery === 0,
+    created: { pick: j },
+    updatedAfter: j,
+    offsetMinutes: 0,
+    lowerCase: false,
+    idRank: (j * 7919) % 0x10000,
+    upperId: false,
+    docKey: j,
+  }
+}
+
+/** Many children of one parent: several pages, clamping at 100, runs of equal names. */
+function addBulkChildren(d: Draft, b: GenBulk): void {
+  const ownerPick = b.ownerPick % d.userIds.length
+  const parent = earlierFolder(d, userAt(d, ownerPick), b.parentPick)
+  for (let j = 0; j < b.count; j++) {
+    const g = bulkChild(b, ownerPick, j)
+    addFolder(d, g, `${d.prefix}-${hex(g.idRank, 4)}-4000-b000-${hex(j, 12)}`, parent)
+  }
+}
+
+/** A folder as the import document spells it: ids in either case, instants at any offset. */
+function folderRecord(d: Draft, f: DraftFolder): Record<string, unknown> {
+  const record: Record<string, unknown> = {
+    id: maybeUpper(f.model.id, f.gen.upperId),
+    name: rawNameOf(d, f.gen),
+    folder_id: f.model.folder_id === null ? null : maybeUpper(f.model.folder_id, f.gen.upperId),
+    owner_id: f.model.owner_id,
+    is_deleted: f.model.is_deleted,
+  }
+  if (f.gen.created !== null) {
+    record.created_at = spell(f.model.created_at, f.gen.offsetMinutes, f.gen.lowerCase)
+    // docs/api.md "Import format" says omitted timestamps default to now; an omitted updated_at
+    // next to a given created_at is not generated, as the import takes created_at for it.
+    record.updated_at = spell(f.model.updated_at, 0, false)
+  }
+  return record
+}
+
+/** Children may come before their parents in the file (docs/api.md "Import format"): order by docKey. */
+function writeFolders(d: Draft): void {
+  const inDocOrder = d.folders
     .map((f, i) => ({ f, key: f.gen.docKey * 10_000 + i }))
     .sort((a, b) => a.key - b.key)
-  for (const { f } of inDocOrder) {
-    const record: Record<string, unknown> = {
-      id: maybeUpper(f.model.id, f.gen.upperId),
-      name: rawNameOf(f.gen),
-      folder_id: f.model.folder_id === null ? null : maybeUpper(f.model.folder_id, f.gen.upperId),
-      owner_id: f.model.owner_id,
-      is_deleted: f.model.is_deleted,
-    }
-    if (f.gen.created !== null) {
-      record.created_at = spell(f.model.created_at, f.gen.offsetMinutes, f.gen.lowerCase)
-      // docs/api.md "Import format" says omitted timestamps default to now; an omitted updated_at next to a
-      // given created_at is not generated (see the report: the import uses created_at).
-      record.updated_at = spell(f.model.updated_at, 0, false)
-    }
-    doc.folders.push(record)
-  }
+  for (const { f } of inDocOrder) d.doc.folders.push(folderRecord(d, f))
+}
 
-  gen.files.forEach((g, i) => {
-    const owner = userAt(g.ownerPick)
-    const own = folders.filter((f) => f.model.owner_id === owner)
+/** Files, each in one of its owner's folders or at the root. */
+function writeFiles(d: Draft): void {
+  d.gen.files.forEach((g, i) => {
+    const owner = userAt(d, g.ownerPick)
+    const own = d.folders.filter((f) => f.model.owner_id === owner)
     const parent =
       g.folderPick === null || own.length === 0
         ? null
-        : (own[g.folderPick % own.length] as (typeof folders)[number]).model.id
+        : (own[g.folderPick % own.length] as DraftFolder).model.id
     const record: Record<string, unknown> = {
       name: g.name,
       folder_id: parent,
@@ -652,11 +698,35 @@ export function concretise(gen: GenDataSet, prefix: string, realNow: number): Co
       size: i * 100,
       is_deleted: g.deleted,
     }
-    if (g.withId) record.id = `${prefix}-0000-4000-c000-${hex(i, 12)}`
-    doc.files.push(record)
+    if (g.withId) record.id = `${d.prefix}-0000-4000-c000-${hex(i, 12)}`
+    d.doc.files.push(record)
   })
+}
 
-  return { doc, model, importNow, userIds, sessionIds, folderIds: folders.map((f) => f.model.id) }
+/**
+ * Turns a generated data set into an import document and the model's state. `prefix`
+ * (8 hex digits, unique per case) starts every id, so cases never collide in one database.
+ */
+export function concretise(gen: GenDataSet, prefix: string, realNow: number): Concrete {
+  const d: Draft = {
+    gen,
+    prefix,
+    realNow,
+    importNow: realNow - 5_000,
+    model: emptyModel(),
+    doc: { users: [], sessions: [], folders: [], files: [] },
+    userIds: [],
+    sessionIds: [],
+    folders: [],
+  }
+  addUsers(d)
+  addSessions(d)
+  addGeneratedFolders(d)
+  if (gen.bulk !== null) addBulkChildren(d, gen.bulk)
+  writeFolders(d)
+  writeFiles(d)
+  const { doc, model, importNow, userIds, sessionIds } = d
+  return { doc, model, importNow, userIds, sessionIds, folderIds: d.folders.map((f) => f.model.id) }
 }
 
 // ---------------------------------------------------------------- concrete requests

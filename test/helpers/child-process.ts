@@ -1,0 +1,166 @@
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
+
+/**
+ * How every test starts a child process (the built service, the CLI, a helper script): one
+ * environment, cleaned the same way, and one handle on the child's output and end.
+ */
+
+/**
+ * Every setting the service reads from the environment (README "Configuration"). A developer's
+ * shell may hold any of them; a child sees only those a test gives it.
+ */
+export const SERVICE_SETTINGS: readonly string[] = [
+  'DATABASE_URL',
+  'HOST',
+  'PORT',
+  'LOG_LEVEL',
+  'RATE_LIMIT_PER_MINUTE',
+  'AUTH_FAILURES_PER_MINUTE',
+  'CORS_ORIGINS',
+  'TRUST_PROXY',
+  'DB_POOL_SIZE',
+  'DB_CONNECT_TIMEOUT_MS',
+  'DB_STATEMENT_TIMEOUT_MS',
+  'SQLITE_BUSY_TIMEOUT_MS',
+  'KEEP_ALIVE_TIMEOUT_MS',
+  'REQUEST_TIMEOUT_MS',
+  'HEADERS_TIMEOUT_MS',
+  'SHUTDOWN_TIMEOUT_MS',
+  'SHUTDOWN_DELAY_MS',
+  'METRICS_PORT',
+  'METRICS_HOST',
+  'LISTING_CACHE_MB',
+  'FOLDER_BROWSER',
+]
+
+/**
+ * The environment of a child: ours without the service's settings and without the test
+ * runner's (its loader and coverage flags in NODE_OPTIONS, its NODE_TEST_* context, which
+ * would make a child node process act as a test file). `extra` is then applied: a value
+ * sets a variable, undefined removes it.
+ */
+export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env }
+  for (const name of Object.keys(env)) {
+    if (name === 'NODE_OPTIONS' || name.startsWith('NODE_TEST') || SERVICE_SETTINGS.includes(name)) {
+      delete env[name]
+    }
+  }
+  for (const [name, value] of Object.entries(extra)) {
+    if (value === undefined) delete env[name]
+    else env[name] = value
+  }
+  return env
+}
+
+export interface ExitStatus {
+  code: number | null
+  signal: NodeJS.Signals | null
+}
+
+export interface ChildOptions {
+  /** the whole environment of the child, usually from childEnv */
+  env: NodeJS.ProcessEnv
+  cwd: string
+  /** stdin piped by default; stdout and stderr are always read */
+  stdin?: 'pipe' | 'ignore'
+}
+
+export interface StartedChild {
+  child: ChildProcess
+  /** stdout so far */
+  stdout(): string
+  stderr(): string
+  /** resolves once the process has exited (its output may still be arriving) */
+  exited: Promise<ExitStatus>
+  /** resolves once the process has exited and its output is complete */
+  closed: Promise<ExitStatus>
+  running(): boolean
+  /** resolves with the first stdout line matching `pattern`; rejects if the process ends first */
+  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>
+  /** SIGKILL if it is still running (cleanup after a failed assertion) */
+  kill(): void
+}
+
+/** Starts `node ...nodeArgs` and collects its output. */
+export function startNode(nodeArgs: string[], options: ChildOptions): StartedChild {
+  const stdio: StdioOptions = [options.stdin ?? 'pipe', 'pipe', 'pipe']
+  const child = spawn(process.execPath, nodeArgs, { env: options.env, cwd: options.cwd, stdio })
+  let out = ''
+  let err = ''
+  let ended = false
+  const listeners = new Set<() => void>()
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk
+    for (const listener of listeners) listener()
+  })
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (err += chunk))
+  const exited = new Promise<ExitStatus>((resolve) => {
+    child.on('exit', (code, signal) => {
+      ended = true
+      for (const listener of listeners) listener()
+      resolve({ code, signal })
+    })
+  })
+  const closed = new Promise<ExitStatus>((resolve) => {
+    child.on('close', (code, signal) => resolve({ code, signal }))
+  })
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    closed,
+    running: () => !ended,
+    waitForLine(pattern, timeoutMs = 15_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const line = out.split('\n').find((l) => pattern.test(l))
+          if (line !== undefined) done(() => resolve(line))
+          else if (ended)
+            done(() => reject(new Error(`process ended before ${pattern}\nstdout: ${out}\nstderr: ${err}`)))
+        }
+        const timer = setTimeout(
+          () =>
+            done(() => reject(new Error(`no ${pattern} in ${timeoutMs} ms\nstdout: ${out}\nstderr: ${err}`))),
+          timeoutMs,
+        )
+        const done = (settle: () => void) => {
+          clearTimeout(timer)
+          listeners.delete(check)
+          settle()
+        }
+        listeners.add(check)
+        check()
+      })
+    },
+    kill() {
+      if (!ended) child.kill('SIGKILL')
+    },
+  }
+}
+
+export interface FinishedChild extends ExitStatus {
+  stdout: string
+  stderr: string
+  ms: number
+  /** it was still running after the timeout and got `killSignal` */
+  timedOut: boolean
+}
+
+/** Runs `node ...nodeArgs` to the end; sends `killSignal` once `timeoutMs` have passed. */
+export async function runNode(
+  nodeArgs: string[],
+  options: ChildOptions & { timeoutMs: number; killSignal: NodeJS.Signals },
+): Promise<FinishedChild> {
+  const started = Date.now()
+  const run = startNode(nodeArgs, options)
+  let timedOut = false
+  const timer = setTimeout(() => {
+    timedOut = true
+    run.child.kill(options.killSignal)
+  }, options.timeoutMs)
+  const status = await run.closed
+  clearTimeout(timer)
+  return { ...status, stdout: run.stdout(), stderr: run.stderr(), ms: Date.now() - started, timedOut }
+}
