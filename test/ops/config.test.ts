@@ -1,12 +1,33 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { ConfigError, DEFAULT_RATE_LIMIT_PER_MINUTE, loadConfig, type Env } from '../../src/config.js'
+import { SERVICE_SETTINGS } from '../helpers/child-process.js'
 import { assertOneLineError, runCli } from '../helpers/cli.js'
 import { appOver, ensureBuilt, openSeeded, type Seeded } from './support.js'
 
 /** README "Configuration": every setting from the environment, validated once, bad values named. */
 
 describe('configuration', () => {
+  it('reads only variables the child-process harness clears (so no test inherits one)', () => {
+    const read = new Set<string>()
+    const recording: Env = new Proxy(
+      {},
+      {
+        get: (_target, name) => {
+          if (typeof name === 'string') read.add(name)
+          return undefined
+        },
+      },
+    )
+    loadConfig(recording)
+    assert.ok(read.has('DATABASE_URL') && read.has('LISTING_CACHE_MB'), [...read].join(', '))
+    assert.deepEqual(
+      [...read].filter((name) => !SERVICE_SETTINGS.includes(name)),
+      [],
+      'add these to SERVICE_SETTINGS in test/helpers/child-process.ts',
+    )
+  })
+
   it('has the documented defaults and is frozen', () => {
     const config = loadConfig({})
     assert.deepEqual(config, {
