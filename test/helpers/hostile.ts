@@ -104,20 +104,8 @@ export class Findings {
   }
 }
 
-/** Rejects when `promise` has not settled within `ms`: a hang is a failure, not a slow test. */
-export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms: ${what}`)), ms)
-      }),
-    ])
-  } finally {
-    clearTimeout(timer)
-  }
-}
+/** A hang is a failure, not a slow test: callers bound every answer. */
+export { within } from './cli.js'
 
 // ---------------------------------------------------------------- the hostile dictionary
 
