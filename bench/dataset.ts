@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
+import { compareCodePoints } from './code-points.js'
 
 /**
  * The generated data set, written as an import file (docs/api.md "Import format"), and what the
@@ -74,21 +75,6 @@ export function generator(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
-}
-
-/** Unicode code point order, which is UTF-8 byte order (SQLite BINARY, PostgreSQL "C"). */
-export function compareCodePoints(a: string, b: string): number {
-  if (a === b) return 0
-  let i = 0
-  let j = 0
-  while (i < a.length && j < b.length) {
-    const ca = a.codePointAt(i) as number
-    const cb = b.codePointAt(j) as number
-    if (ca !== cb) return ca - cb
-    i += ca > 0xffff ? 2 : 1
-    j += cb > 0xffff ? 2 : 1
-  }
-  return a.length - i - (b.length - j)
 }
 
 /** For same-format ISO timestamps and lower-case UUIDs, string order is the stored order. */
