@@ -1,4 +1,4 @@
-import autocannon, { type Instance, type RequestParams } from 'autocannon'
+import autocannon, { type Instance, type Request, type Result } from 'autocannon'
 import { Agent, request } from 'node:http'
 import { HOST } from './processes.js'
 import { checkBody, type Target } from './targets.js'
@@ -51,6 +51,11 @@ export function stopLoad(): void {
 
 const MAX_EXAMPLES = 5
 
+/** What setupRequest leaves in autocannon's per-connection context for onResponse. */
+interface TargetContext {
+  target?: Target
+}
+
 export function runLoad(settings: LoadSettings): Promise<LoadResult> {
   const { targets, verifyEvery } = settings
   let next = 0
@@ -70,9 +75,9 @@ export function runLoad(settings: LoadSettings): Promise<LoadResult> {
           {
             method: 'GET',
             // Each connection takes the next target of one shared rotation: many users, folders and pages.
-            setupRequest: (req: RequestParams, context) => {
+            setupRequest: (req: Request, context) => {
               const target = targets[next++ % targets.length] as Target
-              context.target = target
+              ;(context as TargetContext).target = target
               return { ...req, path: target.path, headers: { cookie: target.cookie } }
             },
             onResponse: (status, body, context) => {
@@ -80,24 +85,24 @@ export function runLoad(settings: LoadSettings): Promise<LoadResult> {
               // With pipelining the context may already name the next target; check only when unambiguous.
               if (settings.pipelining !== 1) return
               verified++
-              const problem = checkBody(context.target as Target, body)
+              const target = (context as TargetContext).target as Target
+              const problem = checkBody(target, body)
               if (problem !== null) {
                 wrong++
-                if (examples.length < MAX_EXAMPLES)
-                  examples.push(`${(context.target as Target).path}: ${problem}`)
+                if (examples.length < MAX_EXAMPLES) examples.push(`${target.path}: ${problem}`)
               }
             },
           },
         ],
       },
-      (error, result) => {
+      (error: Error | null, result: Result) => {
         current = null
         if (error) {
           reject(error)
           return
         }
         const statusCodes = Object.fromEntries(
-          Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, count]),
+          Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => [code, count ?? 0]),
         )
         const requests = Object.values(statusCodes).reduce((sum, n) => sum + n, 0)
         resolve({

@@ -42,7 +42,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import autocannon, { type Options, type RequestParams, type Result } from 'autocannon'
+import type { IncomingHttpHeaders } from 'node:http'
+import autocannon, { type Instance, type Options, type Request, type Result } from 'autocannon'
 import { memoryVerdict, type Sample } from './soak-memory.js'
 import type { WriterPlan, WriterReport } from './writer.js'
 
@@ -323,7 +324,7 @@ interface Counts {
   unexpectedCount: number
 }
 
-function requestFor(n: number, data: DataSet): RequestParams {
+function requestFor(n: number, data: DataSet): Request {
   // A stride coprime with the schedule's length spreads the kinds over time.
   const kind = SCHEDULE[(n * 37) % SCHEDULE.length] as Kind
   const users = data.sessions.length
@@ -371,7 +372,7 @@ function runLoad(
   counts: Counts,
 ): { done: Promise<Result>; stop(): void } {
   let n = 0
-  const options: Options & { overallRate?: number } = {
+  const options: Options = {
     url: `http://127.0.0.1:${port}`,
     connections: s.connections,
     pipelining: 1,
@@ -380,12 +381,7 @@ function runLoad(
     requests: [
       {
         setupRequest: (request) => ({ ...request, ...requestFor(n++, data) }),
-        onResponse: (
-          status: number,
-          body: string,
-          _context: Record<string, unknown>,
-          headers?: Record<string, unknown>,
-        ) => {
+        onResponse: (status: number, body: string, _context: object, headers?: IncomingHttpHeaders) => {
           const echoed = headers?.['x-request-id']
           const id = typeof echoed === 'string' ? echoed : ''
           const kind = /^soak-([A-Za-z]+)-\d+$/.exec(id)?.[1] as Kind | undefined
@@ -408,9 +404,11 @@ function runLoad(
     ],
   }
   if (s.rate > 0) options.overallRate = s.rate
-  let instance: ReturnType<typeof autocannon> | undefined
+  let instance: Instance | undefined
   const done = new Promise<Result>((resolve, reject) => {
-    instance = autocannon(options, (error, result) => (error ? reject(error) : resolve(result)))
+    instance = autocannon(options, (error: Error | null, result: Result) =>
+      error ? reject(error) : resolve(result),
+    )
   })
   return { done, stop: () => instance?.stop() }
 }
