@@ -42,8 +42,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import type { IncomingHttpHeaders } from 'node:http'
-import autocannon, { type Instance, type Options, type Request, type Result } from 'autocannon'
+import type { Result } from 'autocannon'
+import { autocannonLoad, stopLoad } from './load.js'
 import { memoryVerdict, type Sample } from './soak-memory.js'
 import type { WriterPlan, WriterReport } from './writer.js'
 
@@ -324,7 +324,7 @@ interface Counts {
   unexpectedCount: number
 }
 
-function requestFor(n: number, data: DataSet): Request {
+function requestFor(n: number, data: DataSet): { path: string; headers: Record<string, string> } {
   // A stride coprime with the schedule's length spreads the kinds over time.
   const kind = SCHEDULE[(n * 37) % SCHEDULE.length] as Kind
   const users = data.sessions.length
@@ -362,55 +362,36 @@ function requestFor(n: number, data: DataSet): Request {
       break
   }
   if (cookie !== undefined) headers.cookie = cookie
-  return { method: 'GET', path: `/v1/folders?${query.toString()}`, headers }
+  return { path: `/v1/folders?${query.toString()}`, headers }
 }
 
-function runLoad(
-  port: number,
-  s: Settings,
-  data: DataSet,
-  counts: Counts,
-): { done: Promise<Result>; stop(): void } {
+/** The mixed load; every answer is checked against the status its kind must get. */
+function runSoakLoad(port: number, s: Settings, data: DataSet, counts: Counts): Promise<Result> {
   let n = 0
-  const options: Options = {
-    url: `http://127.0.0.1:${port}`,
+  return autocannonLoad({
+    port,
     connections: s.connections,
     pipelining: 1,
-    duration: s.seconds,
-    timeout: 10,
-    requests: [
-      {
-        setupRequest: (request) => ({ ...request, ...requestFor(n++, data) }),
-        onResponse: (status: number, body: string, _context: object, headers?: IncomingHttpHeaders) => {
-          const echoed = headers?.['x-request-id']
-          const id = typeof echoed === 'string' ? echoed : ''
-          const kind = /^soak-([A-Za-z]+)-\d+$/.exec(id)?.[1] as Kind | undefined
-          counts.byStatus[status] = (counts.byStatus[status] ?? 0) + 1
-          if (kind === undefined || !(kind in KINDS)) {
-            note(counts, `${status} for a request whose id came back as '${id}'`)
-            return
-          }
-          counts.byKind[kind]++
-          if (status !== KINDS[kind].expect) {
-            note(
-              counts,
-              `${kind} (${id}): expected ${KINDS[kind].expect}, got ${status} ${body.slice(0, 200)}`,
-            )
-          } else if (status === 200 && !body.startsWith('{"folders":')) {
-            note(counts, `${kind} (${id}): 200 without a folder list: ${body.slice(0, 200)}`)
-          }
-        },
-      },
-    ],
-  }
-  if (s.rate > 0) options.overallRate = s.rate
-  let instance: Instance | undefined
-  const done = new Promise<Result>((resolve, reject) => {
-    instance = autocannon(options, (error: Error | null, result: Result) =>
-      error ? reject(error) : resolve(result),
-    )
+    seconds: s.seconds,
+    rate: s.rate,
+    next: () => requestFor(n++, data),
+    onResponse: (status, body, _context, headers) => {
+      const echoed = headers['x-request-id']
+      const id = typeof echoed === 'string' ? echoed : ''
+      const kind = /^soak-([A-Za-z]+)-\d+$/.exec(id)?.[1] as Kind | undefined
+      counts.byStatus[status] = (counts.byStatus[status] ?? 0) + 1
+      if (kind === undefined || !(kind in KINDS)) {
+        note(counts, `${status} for a request whose id came back as '${id}'`)
+        return
+      }
+      counts.byKind[kind]++
+      if (status !== KINDS[kind].expect) {
+        note(counts, `${kind} (${id}): expected ${KINDS[kind].expect}, got ${status} ${body.slice(0, 200)}`)
+      } else if (status === 200 && !body.startsWith('{"folders":')) {
+        note(counts, `${kind} (${id}): 200 without a folder list: ${body.slice(0, 200)}`)
+      }
+    },
   })
-  return { done, stop: () => instance?.stop() }
 }
 
 /** bench/writer.ts as a child process; stop() ends it and returns its report. */
@@ -496,7 +477,7 @@ async function main(): Promise<number> {
     const writer = s.writeRate > 0 ? startWriter(dir, db, svc.port, s, data) : null
     if (writer !== null) log(`writer process: ${s.writeRate} writes/s straight into the database`)
     const loadStarted = Date.now()
-    const load = runLoad(svc.port, s, data, counts)
+    const load = runSoakLoad(svc.port, s, data, counts)
     const sampler = setInterval(() => {
       const rss = rssBytes(svc.child.pid as number)
       if (rss === undefined) return
@@ -510,10 +491,10 @@ async function main(): Promise<number> {
     const crashed = svc.exited.then((status) => {
       if (Date.now() - loadStarted < s.seconds * 1000) {
         failures.push(`the service exited during the load: ${JSON.stringify(status)}\n${svc.output()}`)
-        load.stop()
+        stopLoad()
       }
     })
-    const result = await load.done
+    const result = await load
     clearInterval(sampler)
     if (writer !== null) {
       const w = await writer.stop()
