@@ -4,7 +4,7 @@ import type { RecordedResponse } from './ceiling-server.js'
 import type { DataSet } from './dataset.js'
 import { fetchRaw, runLoad, runProbe, type LoadResult, type ProbeResult } from './load.js'
 import { findWrk, runWrk } from './wrk.js'
-import { startWriter, type WriterReport } from './write-phase.js'
+import { startWriter, writerUsers, type WriterReport } from './write-phase.js'
 import type { BenchOptions } from './options.js'
 import {
   readCpuSeconds,
@@ -346,12 +346,7 @@ export async function runBackend(
         limit,
         seconds: warmup + duration + 60,
         seed: options.seed,
-        users: data.small.map((f) => ({
-          ownerId: f.ownerId,
-          sessionId: f.sessionId,
-          folderId: f.folderId,
-          childIds: f.sortedIds,
-        })),
+        users: writerUsers(data.small),
       })
       try {
         // The writer's first second runs under the warm-up, then the measured phase.

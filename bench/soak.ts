@@ -36,19 +36,20 @@
  */
 
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import type { Result } from 'autocannon'
 import { ensureBuilt } from './build.js'
+import { generateDataSet, type DataSet } from './dataset.js'
 import { autocannonLoad, stopLoad } from './load.js'
 import { readRss } from './process-stats.js'
 import { freePort, hasExited, stopAllChildren, withTimeout } from './processes.js'
 import { importData, startService } from './service.js'
 import { memoryVerdict, type Sample } from './soak-memory.js'
-import { startWriter } from './write-phase.js'
+import { startWriter, writerUsers } from './write-phase.js'
 import type { WriterPlan } from './writer.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -135,76 +136,19 @@ function settings(): Settings {
 
 // ---------------------------------------------------------------- data
 
-interface DataSet {
-  file: string
-  userIds: string[]
-  sessions: string[]
-  /** per user: the live children of the first parent (what the writer process writes among) */
-  children: string[][]
-  /** per user: parents with children, and one deleted folder */
-  parents: string[][]
-  deleted: string[]
-  folders: number
-}
-
-/** Users with a root of 40 folders, 5 parents of 100 children each, and 5 deleted folders. */
+/**
+ * Users with a root of 40 folders (one more deleted), 5 of which hold 100 children each (2
+ * more deleted): the writer process writes among the first parent's children.
+ */
 function writeDataSet(dir: string, users: number): DataSet {
-  const p = randomBytes(4).toString('hex')
-  const id = (kind: string, n: number) => `${p}-0000-4000-${kind}-${n.toString(16).padStart(12, '0')}`
-  const WORDS = [
-    'Invoices',
-    'invoices',
-    'Photos',
-    'Résumés',
-    'Zebra',
-    'alpha',
-    '😀 emoji',
-    '日本',
-    'Docs',
-    ' padded ',
-  ]
-  const doc = { users: [] as object[], sessions: [] as object[], folders: [] as object[] }
-  const userIds: string[] = []
-  const sessions: string[] = []
-  const children: string[][] = []
-  const parents: string[][] = []
-  const deleted: string[] = []
-  let f = 0
-  for (let u = 0; u < users; u++) {
-    const userId = id('8000', u)
-    doc.users.push({ id: userId, username: `soak-${p}-${u}`, email: `soak${u}@private.example` })
-    userIds.push(userId)
-    const firstChildren: string[] = []
-    children.push(firstChildren)
-    sessions.push(id('9000', u))
-    doc.sessions.push({ id: id('9000', u), user_id: userId, expires_at: null })
-    const own: string[] = []
-    for (let i = 0; i < 40; i++) {
-      const folderId = id('a000', f++)
-      doc.folders.push({ id: folderId, name: `${WORDS[i % WORDS.length]} ${i % 13}`, owner_id: userId })
-      if (i < 5) own.push(folderId)
-    }
-    for (const parent of own) {
-      for (let i = 0; i < 100; i++) {
-        if (parent === own[0]) firstChildren.push(id('a000', f))
-        doc.folders.push({
-          id: id('a000', f++),
-          name: WORDS[(i * 7) % WORDS.length],
-          folder_id: parent,
-          owner_id: userId,
-        })
-      }
-    }
-    for (let i = 0; i < 5; i++) {
-      const folderId = id('a000', f++)
-      doc.folders.push({ id: folderId, name: 'gone', folder_id: own[i], owner_id: userId, is_deleted: true })
-      if (i === 0) deleted.push(folderId)
-    }
-    parents.push(own)
-  }
-  const file = join(dir, 'soak-data.json')
-  writeFileSync(file, JSON.stringify(doc))
-  return { file, userIds, sessions, children, parents, deleted, folders: doc.folders.length }
+  return generateDataSet(join(dir, 'soak-data.json'), {
+    users,
+    rootFolders: 40,
+    smallFolders: 100,
+    parents: 5,
+    huge: 0,
+    seed: 1,
+  })
 }
 
 // ---------------------------------------------------------------- the load
@@ -231,14 +175,17 @@ interface Counts {
   unexpectedCount: number
 }
 
+/** A folder with children: what own and foreign listings ask for. */
+type Parent = DataSet['small'][number]
+
 function requestFor(n: number, data: DataSet): { path: string; headers: Record<string, string> } {
   // A stride coprime with the schedule's length spreads the kinds over time.
   const kind = SCHEDULE[(n * 37) % SCHEDULE.length] as Kind
-  const users = data.sessions.length
+  const users = data.parents.length
   const u = n % users
-  const session = data.sessions[u] as string
-  const own = data.parents[u] as string[]
-  const parent = n % 6 === 0 ? undefined : own[n % own.length]
+  const own = data.parents[u] as Parent[]
+  const session = (own[0] as Parent).sessionId
+  const parent = n % 6 === 0 ? undefined : (own[n % own.length] as Parent).folderId
   const limit = [10, 25, 50, 100][n % 4] as number
   const page = 1 + (n % 3)
   const query = new URLSearchParams({ page: String(page), limit: String(limit) })
@@ -251,7 +198,7 @@ function requestFor(n: number, data: DataSet): { path: string; headers: Record<s
       if (kind === 'revalidated') headers['if-none-match'] = '*'
       break
     case 'foreign':
-      query.set('folder_id', (data.parents[(u + 1) % users] as string[])[0] as string)
+      query.set('folder_id', (data.small[(u + 1) % users] as Parent).folderId)
       break
     case 'deleted':
       query.set('folder_id', data.deleted[u] as string)
@@ -310,12 +257,7 @@ function writerPlan(db: string, port: number, s: Settings, data: DataSet): Write
     limit: 50,
     seconds: s.seconds + 60,
     seed: 1,
-    users: data.userIds.map((ownerId, u) => ({
-      ownerId,
-      sessionId: data.sessions[u] as string,
-      folderId: (data.parents[u] as string[])[0] as string,
-      childIds: data.children[u] as string[],
-    })),
+    users: writerUsers(data.small),
   }
 }
 
@@ -346,12 +288,12 @@ async function main(): Promise<number> {
     const db = s.db ?? `sqlite:${join(dir, 'soak.db')}`
     const data = writeDataSet(dir, s.users)
     log(
-      `importing ${s.users} users, ${data.folders} folders into ${s.db === undefined ? 'a temporary SQLite file' : 'the given database'}`,
+      `importing ${s.users} users, ${data.counts.folders} folders into ${s.db === undefined ? 'a temporary SQLite file' : 'the given database'}`,
     )
     const imported = await importData({
       root: ROOT,
       file: data.file,
-      folders: data.folders,
+      folders: data.counts.folders,
       url: db,
       timeoutSeconds: 300,
       log,
