@@ -4,7 +4,7 @@ import type { RecordedResponse } from './ceiling-server.js'
 import type { DataSet } from './dataset.js'
 import { fetchRaw, runLoad, runProbe, type LoadResult, type ProbeResult } from './load.js'
 import { findWrk, runWrk } from './wrk.js'
-import { startWriter, type WriterReport } from './write-phase.js'
+import { startWriter, writerUsers, type WriterReport } from './write-phase.js'
 import type { BenchOptions } from './options.js'
 import {
   readCpuSeconds,
@@ -13,9 +13,9 @@ import {
   type PhaseMemory,
   type RssSample,
 } from './process-stats.js'
-import { freePort, HOST, runToEnd, spawnChild, stopChild, waitForHttp, type Child } from './processes.js'
+import { freePort, HOST, spawnChild, stopChild, waitForHttp, type Child } from './processes.js'
+import { importData, SERVICE_ENV, startService, type ImportFigures } from './service.js'
 import { lastPage, mixedTargets, pageTarget, type Target } from './targets.js'
-import { CLI } from './build.js'
 import { summariseProfiles, type ProfileSummary } from './profile-summary.js'
 
 /**
@@ -24,15 +24,6 @@ import { summariseProfiles, type ProfileSummary } from './profile-summary.js'
  * writes to the database, and the same load on the ceiling server (with each generator).
  * Memory and CPU of the service are sampled throughout.
  */
-
-export interface ImportFigures {
-  folders: number
-  wallSeconds: number
-  /** seconds the CLI itself reports (read, validate, insert; no process start-up) */
-  cliSeconds: number | null
-  foldersPerSecond: number
-  cliFoldersPerSecond: number | null
-}
 
 export interface LoadFigures extends LoadResult {
   /** CPU seconds the server used per 1,000 requests */
@@ -97,46 +88,11 @@ export interface BackendContext {
   log: (line: string) => void
 }
 
-const SERVICE_ENV = { RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURES_PER_MINUTE: '0', LOG_LEVEL: 'warn' }
-
 const serviceEnv = (ctx: BackendContext) => ({
   ...process.env,
   ...SERVICE_ENV,
   LISTING_CACHE_MB: String(ctx.options.cacheMb),
 })
-
-async function importData(ctx: BackendContext, url: string): Promise<ImportFigures> {
-  const child = spawnChild(
-    'folder-service import',
-    process.execPath,
-    [CLI, 'import', ctx.data.file, '--db', url, '--json'],
-    { ...process.env, ...SERVICE_ENV },
-    ctx.root,
-  )
-  const run = await runToEnd(child, ctx.options.importTimeout * 1000)
-  if (run.code !== 0)
-    throw new Error(`import failed (exit ${run.code ?? run.signal}):\n${child.output().trim()}`)
-  let cliSeconds: number | null = null
-  try {
-    const printed = JSON.parse(child.stdout()) as { folders?: number; seconds?: number }
-    if (printed.folders !== ctx.data.counts.folders) {
-      throw new Error(`import reported ${printed.folders} folders, the file has ${ctx.data.counts.folders}`)
-    }
-    cliSeconds = typeof printed.seconds === 'number' ? printed.seconds : null
-  } catch (error) {
-    if (error instanceof SyntaxError)
-      ctx.log(`  (import printed no JSON: ${child.stdout().trim().slice(0, 200)})`)
-    else throw error
-  }
-  const folders = ctx.data.counts.folders
-  return {
-    folders,
-    wallSeconds: run.seconds,
-    cliSeconds,
-    foldersPerSecond: folders / run.seconds,
-    cliFoldersPerSecond: cliSeconds === null ? null : folders / cliSeconds,
-  }
-}
 
 /** Runs a load phase and measures the server's CPU and the bench's own over it. */
 /** A throughput phase with the chosen generator. */
@@ -197,19 +153,6 @@ async function measuredLoad(
         ? null
         : Math.max(0, (machineAfter - machineBefore - serverCpu - clientCpu) / wall),
   }
-}
-
-async function startService(ctx: BackendContext, url: string, port: number, profileDir: string | null) {
-  const nodeArgs = profileDir === null ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir]
-  const child = spawnChild(
-    'folder-service serve',
-    process.execPath,
-    [...nodeArgs, CLI, 'serve', '--db', url, '--host', HOST, '--port', String(port), '--log-level', 'warn'],
-    serviceEnv(ctx),
-    ctx.root,
-  )
-  await waitForHttp(child, `http://${HOST}:${port}/healthz`, 30_000)
-  return child
 }
 
 /**
@@ -295,7 +238,14 @@ export async function runBackend(
   const limit = options.limit
 
   log(`  import: ${data.counts.folders.toLocaleString('en')} folders through the CLI ...`)
-  const imported = await importData(ctx, url)
+  const imported = await importData({
+    root: ctx.root,
+    file: data.file,
+    folders: data.counts.folders,
+    url,
+    timeoutSeconds: options.importTimeout,
+    log,
+  })
   log(
     `  import: ${imported.wallSeconds.toFixed(2)} s wall (${Math.round(imported.foldersPerSecond).toLocaleString('en')} folders/s)` +
       (imported.cliSeconds === null ? '' : `, CLI says ${imported.cliSeconds.toFixed(2)} s`),
@@ -306,7 +256,13 @@ export async function runBackend(
     ? join(ctx.root, options.outDir, 'profiles', `${backend}-${Date.now()}`)
     : null
   if (profileDir !== null) mkdirSync(profileDir, { recursive: true })
-  const service = await startService(ctx, url, port, profileDir)
+  const service = await startService({
+    root: ctx.root,
+    url,
+    port,
+    env: serviceEnv(ctx),
+    nodeArgs: profileDir === null ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir],
+  })
   const memory = new RssSampler(service.pid)
   const how = drives(ctx)
   let result: BackendResult
@@ -390,12 +346,7 @@ export async function runBackend(
         limit,
         seconds: warmup + duration + 60,
         seed: options.seed,
-        users: data.small.map((f) => ({
-          ownerId: f.ownerId,
-          sessionId: f.sessionId,
-          folderId: f.folderId,
-          childIds: f.sortedIds,
-        })),
+        users: writerUsers(data.small),
       })
       try {
         // The writer's first second runs under the warm-up, then the measured phase.

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
+import { compareCodePoints } from './code-points.js'
 
 /**
  * The generated data set, written as an import file (docs/api.md "Import format"), and what the
@@ -13,6 +14,8 @@ export interface DataSetSizes {
   smallFolders: number
   huge: number
   seed: number
+  /** root folders of each user that hold `smallFolders` children (default 1, at most rootFolders) */
+  parents?: number
 }
 
 /** A parent folder the bench lists, with its live children in the order the service must return. */
@@ -31,6 +34,10 @@ export interface DataSet {
   counts: { users: number; sessions: number; folders: number; deletedFolders: number }
   /** one per user: the folder of `smallFolders` children */
   small: (ListedFolder & { folderId: string })[]
+  /** one list per user: every folder of `smallFolders` children (`parents` of them), `small` first */
+  parents: (ListedFolder & { folderId: string })[][]
+  /** one per user: a logically deleted root folder */
+  deleted: string[]
   /** one per user: the root, `rootFolders` live folders */
   roots: ListedFolder[]
   /** the folder of `huge` children, or null when --huge 0 */
@@ -74,21 +81,6 @@ export function generator(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
-}
-
-/** Unicode code point order, which is UTF-8 byte order (SQLite BINARY, PostgreSQL "C"). */
-export function compareCodePoints(a: string, b: string): number {
-  if (a === b) return 0
-  let i = 0
-  let j = 0
-  while (i < a.length && j < b.length) {
-    const ca = a.codePointAt(i) as number
-    const cb = b.codePointAt(j) as number
-    if (ca !== cb) return ca - cb
-    i += ca > 0xffff ? 2 : 1
-    j += cb > 0xffff ? 2 : 1
-  }
-  return a.length - i - (b.length - j)
 }
 
 /** For same-format ISO timestamps and lower-case UUIDs, string order is the stored order. */
@@ -146,26 +138,30 @@ export function generateDataSet(file: string, sizes: DataSetSizes): DataSet {
       )
       .map((f) => f.id)
 
-  /** One user's tree: root folders, the first of which holds `children` live children. */
-  const addTree = (ownerId: string, sessionId: string, children: number) => {
-    const parent = addFolder(ownerId, null, sizes.rootFolders)
-    const rootLive = [parent]
-    for (let i = 1; i < sizes.rootFolders; i++) rootLive.push(addFolder(ownerId, null, sizes.rootFolders))
-    addFolder(ownerId, null, sizes.rootFolders, true)
-    const live: FolderOut[] = []
-    for (let i = 0; i < children; i++) live.push(addFolder(ownerId, parent.id, children))
-    for (let i = 0; i < Math.ceil(children * DELETED_SHARE); i++)
-      addFolder(ownerId, parent.id, children, true)
+  /** One user's tree: root folders, the first `parents` of which hold `children` live children each. */
+  const addTree = (ownerId: string, sessionId: string, children: number, parents: number) => {
+    const rootLive: FolderOut[] = []
+    for (let i = 0; i < sizes.rootFolders; i++) rootLive.push(addFolder(ownerId, null, sizes.rootFolders))
+    const deletedRoot = addFolder(ownerId, null, sizes.rootFolders, true)
+    const folders = rootLive.slice(0, Math.max(1, parents)).map((parent) => {
+      const live: FolderOut[] = []
+      for (let i = 0; i < children; i++) live.push(addFolder(ownerId, parent.id, children))
+      for (let i = 0; i < Math.ceil(children * DELETED_SHARE); i++)
+        addFolder(ownerId, parent.id, children, true)
+      return { ownerId, sessionId, folderId: parent.id, sortedIds: sortedIds(live) }
+    })
     return {
-      folder: { ownerId, sessionId, folderId: parent.id, sortedIds: sortedIds(live) },
+      folders,
       root: { ownerId, sessionId, folderId: null, sortedIds: sortedIds(rootLive) },
+      deletedId: deletedRoot.id,
     }
   }
 
   const runTag = randomUUID().slice(0, 8)
   const users = []
   const sessions = []
-  const small: (ListedFolder & { folderId: string })[] = []
+  const parents: (ListedFolder & { folderId: string })[][] = []
+  const deleted: string[] = []
   const roots: ListedFolder[] = []
   let huge: ListedFolder | null = null
   const totalUsers = sizes.users + (sizes.huge > 0 ? 1 : 0)
@@ -182,11 +178,14 @@ export function generateDataSet(file: string, sizes: DataSetSizes): DataSet {
       is_suspended: false,
     })
     sessions.push({ id: sessionId, user_id: id, expires_at: '2099-01-01T00:00:00.000Z' })
-    const tree = addTree(id, sessionId, isHuge ? sizes.huge : sizes.smallFolders)
-    if (isHuge) huge = tree.folder
+    const tree = isHuge
+      ? addTree(id, sessionId, sizes.huge, 1)
+      : addTree(id, sessionId, sizes.smallFolders, sizes.parents ?? 1)
+    if (isHuge) huge = tree.folders[0] as ListedFolder
     else {
-      small.push(tree.folder)
+      parents.push(tree.folders)
       roots.push(tree.root)
+      deleted.push(tree.deletedId)
     }
   }
 
@@ -196,7 +195,9 @@ export function generateDataSet(file: string, sizes: DataSetSizes): DataSet {
     file,
     bytes: Buffer.byteLength(text),
     counts: { users: users.length, sessions: sessions.length, folders: folders.length, deletedFolders },
-    small,
+    small: parents.map((folders) => folders[0] as ListedFolder & { folderId: string }),
+    parents,
+    deleted,
     roots,
     huge,
     userIds: users.map((u) => u.id),

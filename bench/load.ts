@@ -1,5 +1,5 @@
-import autocannon, { type Instance, type RequestParams } from 'autocannon'
-import { Agent, request } from 'node:http'
+import autocannon, { type Instance, type Options, type Request, type Result } from 'autocannon'
+import { Agent, request, type IncomingHttpHeaders } from 'node:http'
 import { HOST } from './processes.js'
 import { checkBody, type Target } from './targets.js'
 
@@ -44,84 +44,112 @@ export interface LoadSettings {
 
 let current: Instance | null = null
 
-/** Stops a running autocannon phase early (Ctrl-C). */
+/** Stops a running autocannon phase early (Ctrl-C, or the service gone). */
 export function stopLoad(): void {
   current?.stop()
 }
 
 const MAX_EXAMPLES = 5
 
-export function runLoad(settings: LoadSettings): Promise<LoadResult> {
+export interface AutocannonSettings {
+  port: number
+  connections: number
+  pipelining: number
+  seconds: number
+  /** requests per second over all connections; absent or 0: as fast as the service answers */
+  rate?: number
+  /** the next GET to send; `context` is its connection's, as onResponse will see it */
+  next: (context: object) => { path: string; headers: Record<string, string> }
+  onResponse: (status: number, body: string, context: object, headers: IncomingHttpHeaders) => void
+}
+
+/**
+ * autocannon against the service on the loopback, GET only, each request made by `next`
+ * and each answer handed to `onResponse`; stopLoad() ends it early.
+ */
+export function autocannonLoad(settings: AutocannonSettings): Promise<Result> {
+  const options: Options = {
+    url: `http://${HOST}:${settings.port}`,
+    connections: settings.connections,
+    pipelining: settings.pipelining,
+    duration: settings.seconds,
+    timeout: 10,
+    requests: [
+      {
+        method: 'GET',
+        setupRequest: (req: Request, context) => ({ ...req, ...settings.next(context) }),
+        onResponse: (status, body, context, headers) =>
+          settings.onResponse(status, body, context, headers ?? {}),
+      },
+    ],
+  }
+  if (settings.rate !== undefined && settings.rate > 0) options.overallRate = settings.rate
+  return new Promise((resolve, reject) => {
+    current = autocannon(options, (error: Error | null, result: Result) => {
+      current = null
+      if (error) reject(error)
+      else resolve(result)
+    })
+  })
+}
+
+/** What `next` leaves in the connection's context for onResponse. */
+interface TargetContext {
+  target?: Target
+}
+
+/** The targets in rotation, one body in `verifyEvery` checked against its target. */
+export async function runLoad(settings: LoadSettings): Promise<LoadResult> {
   const { targets, verifyEvery } = settings
   let next = 0
   let responses = 0
   let verified = 0
   let wrong = 0
   const examples: string[] = []
-  return new Promise((resolve, reject) => {
-    current = autocannon(
-      {
-        url: `http://${HOST}:${settings.port}`,
-        connections: settings.connections,
-        pipelining: settings.pipelining,
-        duration: settings.seconds,
-        timeout: 10,
-        requests: [
-          {
-            method: 'GET',
-            // Each connection takes the next target of one shared rotation: many users, folders and pages.
-            setupRequest: (req: RequestParams, context) => {
-              const target = targets[next++ % targets.length] as Target
-              context.target = target
-              return { ...req, path: target.path, headers: { cookie: target.cookie } }
-            },
-            onResponse: (status, body, context) => {
-              if (verifyEvery === 0 || status < 200 || status > 299 || ++responses % verifyEvery !== 0) return
-              // With pipelining the context may already name the next target; check only when unambiguous.
-              if (settings.pipelining !== 1) return
-              verified++
-              const problem = checkBody(context.target as Target, body)
-              if (problem !== null) {
-                wrong++
-                if (examples.length < MAX_EXAMPLES)
-                  examples.push(`${(context.target as Target).path}: ${problem}`)
-              }
-            },
-          },
-        ],
-      },
-      (error, result) => {
-        current = null
-        if (error) {
-          reject(error)
-          return
-        }
-        const statusCodes = Object.fromEntries(
-          Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, count]),
-        )
-        const requests = Object.values(statusCodes).reduce((sum, n) => sum + n, 0)
-        resolve({
-          seconds: result.duration,
-          requests,
-          reqPerSec: requests / result.duration,
-          latencyMs: {
-            p50: result.latency.p50,
-            p90: result.latency.p90,
-            p99: result.latency.p99,
-            mean: result.latency.mean,
-            max: result.latency.max,
-          },
-          statusCodes,
-          non2xx: result.non2xx,
-          errors: result.errors,
-          timeouts: result.timeouts,
-          wrong,
-          examples,
-          verified,
-        })
-      },
-    )
+  const result = await autocannonLoad({
+    ...settings,
+    // Each connection takes the next target of one shared rotation: many users, folders and pages.
+    next: (context) => {
+      const target = targets[next++ % targets.length] as Target
+      ;(context as TargetContext).target = target
+      return { path: target.path, headers: { cookie: target.cookie } }
+    },
+    onResponse: (status, body, context) => {
+      if (verifyEvery === 0 || status < 200 || status > 299 || ++responses % verifyEvery !== 0) return
+      // With pipelining the context may already name the next target; check only when unambiguous.
+      if (settings.pipelining !== 1) return
+      verified++
+      const target = (context as TargetContext).target as Target
+      const problem = checkBody(target, body)
+      if (problem !== null) {
+        wrong++
+        if (examples.length < MAX_EXAMPLES) examples.push(`${target.path}: ${problem}`)
+      }
+    },
   })
+  const statusCodes = Object.fromEntries(
+    Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => [code, count ?? 0]),
+  )
+  const requests = Object.values(statusCodes).reduce((sum, n) => sum + n, 0)
+  return {
+    seconds: result.duration,
+    requests,
+    reqPerSec: requests / result.duration,
+    latencyMs: {
+      p50: result.latency.p50,
+      p90: result.latency.p90,
+      p99: result.latency.p99,
+      mean: result.latency.mean,
+      max: result.latency.max,
+    },
+    statusCodes,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    wrong,
+    examples,
+    verified,
+  }
 }
 
 export interface RawResponse {

@@ -62,7 +62,7 @@ export function spawnChild(
   return tracked
 }
 
-function hasExited(child: Child): boolean {
+export function hasExited(child: Child): boolean {
   return child.process.exitCode !== null || child.process.signalCode !== null
 }
 

@@ -35,20 +35,32 @@
  * lazily, so only a steady climb beyond both margins counts as a leak.
  */
 
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import autocannon, { type Options, type RequestParams, type Result } from 'autocannon'
+import type { Result } from 'autocannon'
+import { ensureBuilt } from './build.js'
+import { generateDataSet, type DataSet } from './dataset.js'
+import { autocannonLoad, stopLoad } from './load.js'
+import { readRss } from './process-stats.js'
+import { freePort, hasExited, stopAllChildren, withTimeout } from './processes.js'
+import { importData, startService } from './service.js'
 import { memoryVerdict, type Sample } from './soak-memory.js'
-import type { WriterPlan, WriterReport } from './writer.js'
+import { startWriter, writerUsers } from './write-phase.js'
+import type { WriterPlan } from './writer.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 /** FOLDER_SERVICE_CLI soaks another build (e.g. a deliberately broken copy); never rebuilt. */
-const CLI = process.env.FOLDER_SERVICE_CLI ?? join(ROOT, 'dist', 'cli', 'main.js')
+const OTHER_CLI = process.env.FOLDER_SERVICE_CLI
+
+// Every child (import, service, writer) inherits this environment: no test runner's
+// variables, no NODE_OPTIONS, and no DATABASE_URL, as each is given its database.
+delete process.env.NODE_OPTIONS
+delete process.env.DATABASE_URL
+for (const name of Object.keys(process.env)) if (name.startsWith('NODE_TEST')) delete process.env[name]
 
 interface Settings {
   seconds: number
@@ -122,181 +134,21 @@ function settings(): Settings {
   }
 }
 
-// ---------------------------------------------------------------- build, data, service
+// ---------------------------------------------------------------- data
 
-function newestSource(): number {
-  let newest = 0
-  for (const entry of readdirSync(join(ROOT, 'src'), { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs)
-  }
-  return newest
-}
-
-function ensureBuilt(): void {
-  if (process.env.FOLDER_SERVICE_CLI !== undefined) return
-  if (existsSync(CLI) && statSync(CLI).mtimeMs >= newestSource()) return
-  log('building dist/ (npx tsc -p tsconfig.build.json)')
-  try {
-    execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe', timeout: 300_000 })
-  } catch (error) {
-    if (!existsSync(CLI)) throw error
-    log('warning: the build failed; soaking the existing dist/')
-  }
-}
-
-interface DataSet {
-  file: string
-  userIds: string[]
-  sessions: string[]
-  /** per user: the live children of the first parent (what the writer process writes among) */
-  children: string[][]
-  /** per user: parents with children, and one deleted folder */
-  parents: string[][]
-  deleted: string[]
-  folders: number
-}
-
-/** Users with a root of 40 folders, 5 parents of 100 children each, and 5 deleted folders. */
+/**
+ * Users with a root of 40 folders (one more deleted), 5 of which hold 100 children each (2
+ * more deleted): the writer process writes among the first parent's children.
+ */
 function writeDataSet(dir: string, users: number): DataSet {
-  const p = randomBytes(4).toString('hex')
-  const id = (kind: string, n: number) => `${p}-0000-4000-${kind}-${n.toString(16).padStart(12, '0')}`
-  const WORDS = [
-    'Invoices',
-    'invoices',
-    'Photos',
-    'Résumés',
-    'Zebra',
-    'alpha',
-    '😀 emoji',
-    '日本',
-    'Docs',
-    ' padded ',
-  ]
-  const doc = { users: [] as object[], sessions: [] as object[], folders: [] as object[] }
-  const userIds: string[] = []
-  const sessions: string[] = []
-  const children: string[][] = []
-  const parents: string[][] = []
-  const deleted: string[] = []
-  let f = 0
-  for (let u = 0; u < users; u++) {
-    const userId = id('8000', u)
-    doc.users.push({ id: userId, username: `soak-${p}-${u}`, email: `soak${u}@private.example` })
-    userIds.push(userId)
-    const firstChildren: string[] = []
-    children.push(firstChildren)
-    sessions.push(id('9000', u))
-    doc.sessions.push({ id: id('9000', u), user_id: userId, expires_at: null })
-    const own: string[] = []
-    for (let i = 0; i < 40; i++) {
-      const folderId = id('a000', f++)
-      doc.folders.push({ id: folderId, name: `${WORDS[i % WORDS.length]} ${i % 13}`, owner_id: userId })
-      if (i < 5) own.push(folderId)
-    }
-    for (const parent of own) {
-      for (let i = 0; i < 100; i++) {
-        if (parent === own[0]) firstChildren.push(id('a000', f))
-        doc.folders.push({
-          id: id('a000', f++),
-          name: WORDS[(i * 7) % WORDS.length],
-          folder_id: parent,
-          owner_id: userId,
-        })
-      }
-    }
-    for (let i = 0; i < 5; i++) {
-      const folderId = id('a000', f++)
-      doc.folders.push({ id: folderId, name: 'gone', folder_id: own[i], owner_id: userId, is_deleted: true })
-      if (i === 0) deleted.push(folderId)
-    }
-    parents.push(own)
-  }
-  const file = join(dir, 'soak-data.json')
-  writeFileSync(file, JSON.stringify(doc))
-  return { file, userIds, sessions, children, parents, deleted, folders: doc.folders.length }
-}
-
-function childEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    RATE_LIMIT_PER_MINUTE: '0',
-    AUTH_FAILURES_PER_MINUTE: '0',
-    LOG_LEVEL: 'warn',
-  }
-  delete env.NODE_OPTIONS
-  for (const name of Object.keys(env)) if (name.startsWith('NODE_TEST')) delete env[name]
-  delete env.DATABASE_URL
-  return env
-}
-
-function runCli(args: string[]): string {
-  return execFileSync(process.execPath, [CLI, ...args], {
-    cwd: ROOT,
-    env: childEnv(),
-    encoding: 'utf8',
-    timeout: 300_000,
+  return generateDataSet(join(dir, 'soak-data.json'), {
+    users,
+    rootFolders: 40,
+    smallFolders: 100,
+    parents: 5,
+    huge: 0,
+    seed: 1,
   })
-}
-
-interface Service {
-  child: ChildProcess
-  port: number
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-  running(): boolean
-  output(): string
-}
-
-async function startService(db: string): Promise<Service> {
-  // info level for the one "listening at" line; the per-request lines are discarded.
-  const child = spawn(process.execPath, [CLI, 'serve', '--db', db, '--host', '127.0.0.1', '--port', '0'], {
-    cwd: ROOT,
-    env: { ...childEnv(), LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let head = ''
-  let tail = ''
-  let ended = false
-  const keep = (d: Buffer) => {
-    const text = d.toString('utf8')
-    if (head.length < 4096) head += text
-    // Problems only: request lines at info level are not kept.
-    for (const line of text.split('\n'))
-      if (/"level":(4|5|6)0/.test(line) || !line.startsWith('{')) tail = (tail + line + '\n').slice(-8192)
-  }
-  child.stdout?.on('data', keep)
-  child.stderr?.on('data', keep)
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (code, signal) => {
-      ended = true
-      resolve({ code, signal })
-    }),
-  )
-  const started = Date.now()
-  for (;;) {
-    const m = /listening at http:\/\/127\.0\.0\.1:(\d+)/i.exec(head)
-    if (m !== null) return { child, port: Number(m[1]), exited, running: () => !ended, output: () => tail }
-    if (ended || Date.now() - started > 30_000) {
-      child.kill('SIGKILL')
-      throw new Error(`serve did not start\n${head}\n${tail}`)
-    }
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
-
-/** Resident set size of a process in bytes (Linux /proc, else ps). */
-function rssBytes(pid: number): number | undefined {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)
-    if (m !== null) return Number(m[1]) * 1024
-  } catch {
-    // not Linux
-  }
-  try {
-    return Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8' }).trim()) * 1024
-  } catch {
-    return undefined
-  }
 }
 
 // ---------------------------------------------------------------- the load
@@ -323,14 +175,17 @@ interface Counts {
   unexpectedCount: number
 }
 
-function requestFor(n: number, data: DataSet): RequestParams {
+/** A folder with children: what own and foreign listings ask for. */
+type Parent = DataSet['small'][number]
+
+function requestFor(n: number, data: DataSet): { path: string; headers: Record<string, string> } {
   // A stride coprime with the schedule's length spreads the kinds over time.
   const kind = SCHEDULE[(n * 37) % SCHEDULE.length] as Kind
-  const users = data.sessions.length
+  const users = data.parents.length
   const u = n % users
-  const session = data.sessions[u] as string
-  const own = data.parents[u] as string[]
-  const parent = n % 6 === 0 ? undefined : own[n % own.length]
+  const own = data.parents[u] as Parent[]
+  const session = (own[0] as Parent).sessionId
+  const parent = n % 6 === 0 ? undefined : (own[n % own.length] as Parent).folderId
   const limit = [10, 25, 50, 100][n % 4] as number
   const page = 1 + (n % 3)
   const query = new URLSearchParams({ page: String(page), limit: String(limit) })
@@ -343,7 +198,7 @@ function requestFor(n: number, data: DataSet): RequestParams {
       if (kind === 'revalidated') headers['if-none-match'] = '*'
       break
     case 'foreign':
-      query.set('folder_id', (data.parents[(u + 1) % users] as string[])[0] as string)
+      query.set('folder_id', (data.small[(u + 1) % users] as Parent).folderId)
       break
     case 'deleted':
       query.set('folder_id', data.deleted[u] as string)
@@ -361,98 +216,48 @@ function requestFor(n: number, data: DataSet): RequestParams {
       break
   }
   if (cookie !== undefined) headers.cookie = cookie
-  return { method: 'GET', path: `/v1/folders?${query.toString()}`, headers }
+  return { path: `/v1/folders?${query.toString()}`, headers }
 }
 
-function runLoad(
-  port: number,
-  s: Settings,
-  data: DataSet,
-  counts: Counts,
-): { done: Promise<Result>; stop(): void } {
+/** The mixed load; every answer is checked against the status its kind must get. */
+function runSoakLoad(port: number, s: Settings, data: DataSet, counts: Counts): Promise<Result> {
   let n = 0
-  const options: Options & { overallRate?: number } = {
-    url: `http://127.0.0.1:${port}`,
+  return autocannonLoad({
+    port,
     connections: s.connections,
     pipelining: 1,
-    duration: s.seconds,
-    timeout: 10,
-    requests: [
-      {
-        setupRequest: (request) => ({ ...request, ...requestFor(n++, data) }),
-        onResponse: (
-          status: number,
-          body: string,
-          _context: Record<string, unknown>,
-          headers?: Record<string, unknown>,
-        ) => {
-          const echoed = headers?.['x-request-id']
-          const id = typeof echoed === 'string' ? echoed : ''
-          const kind = /^soak-([A-Za-z]+)-\d+$/.exec(id)?.[1] as Kind | undefined
-          counts.byStatus[status] = (counts.byStatus[status] ?? 0) + 1
-          if (kind === undefined || !(kind in KINDS)) {
-            note(counts, `${status} for a request whose id came back as '${id}'`)
-            return
-          }
-          counts.byKind[kind]++
-          if (status !== KINDS[kind].expect) {
-            note(
-              counts,
-              `${kind} (${id}): expected ${KINDS[kind].expect}, got ${status} ${body.slice(0, 200)}`,
-            )
-          } else if (status === 200 && !body.startsWith('{"folders":')) {
-            note(counts, `${kind} (${id}): 200 without a folder list: ${body.slice(0, 200)}`)
-          }
-        },
-      },
-    ],
-  }
-  if (s.rate > 0) options.overallRate = s.rate
-  let instance: ReturnType<typeof autocannon> | undefined
-  const done = new Promise<Result>((resolve, reject) => {
-    instance = autocannon(options, (error, result) => (error ? reject(error) : resolve(result)))
+    seconds: s.seconds,
+    rate: s.rate,
+    next: () => requestFor(n++, data),
+    onResponse: (status, body, _context, headers) => {
+      const echoed = headers['x-request-id']
+      const id = typeof echoed === 'string' ? echoed : ''
+      const kind = /^soak-([A-Za-z]+)-\d+$/.exec(id)?.[1] as Kind | undefined
+      counts.byStatus[status] = (counts.byStatus[status] ?? 0) + 1
+      if (kind === undefined || !(kind in KINDS)) {
+        note(counts, `${status} for a request whose id came back as '${id}'`)
+        return
+      }
+      counts.byKind[kind]++
+      if (status !== KINDS[kind].expect) {
+        note(counts, `${kind} (${id}): expected ${KINDS[kind].expect}, got ${status} ${body.slice(0, 200)}`)
+      } else if (status === 200 && !body.startsWith('{"folders":')) {
+        note(counts, `${kind} (${id}): 200 without a folder list: ${body.slice(0, 200)}`)
+      }
+    },
   })
-  return { done, stop: () => instance?.stop() }
 }
 
-/** bench/writer.ts as a child process; stop() ends it and returns its report. */
-function startWriter(dir: string, db: string, port: number, s: Settings, data: DataSet) {
-  const plan: WriterPlan = {
+/** The writer process's plan: writes among the children of each user's first parent. */
+function writerPlan(db: string, port: number, s: Settings, data: DataSet): WriterPlan {
+  return {
     db,
     port,
     rate: s.writeRate,
     limit: 50,
     seconds: s.seconds + 60,
     seed: 1,
-    users: data.userIds.map((ownerId, u) => ({
-      ownerId,
-      sessionId: data.sessions[u] as string,
-      folderId: (data.parents[u] as string[])[0] as string,
-      childIds: data.children[u] as string[],
-    })),
-  }
-  const file = join(dir, 'writer-plan.json')
-  writeFileSync(file, JSON.stringify(plan))
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/writer.ts', file], {
-    cwd: ROOT,
-    env: childEnv(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stdout.on('data', (d: Buffer) => (output += d.toString('utf8')))
-  child.stderr.on('data', (d: Buffer) => (output = (output + d.toString('utf8')).slice(-8192)))
-  const closed = new Promise<void>((resolve) => child.on('close', () => resolve()))
-  return {
-    async stop(): Promise<WriterReport> {
-      child.kill('SIGTERM')
-      let timer: NodeJS.Timeout | undefined
-      await Promise.race([closed, new Promise((r) => (timer = setTimeout(r, 30_000)))])
-      clearTimeout(timer)
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-      const line = output.split('\n').find((l) => l.startsWith('WRITER_JSON '))
-      if (line === undefined) throw new Error(`the writer process printed no report:\n${output.slice(-2000)}`)
-      return JSON.parse(line.slice('WRITER_JSON '.length)) as WriterReport
-    },
+    users: writerUsers(data.small),
   }
 }
 
@@ -471,21 +276,37 @@ const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
 
 async function main(): Promise<number> {
   const s = settings()
-  ensureBuilt()
+  if (OTHER_CLI === undefined) {
+    const build = ensureBuilt(ROOT, true)
+    log(`dist/: ${build.action}`)
+    if (build.warning !== undefined)
+      log(`warning: the build failed; soaking the existing dist/\n${build.warning}`)
+  }
   const dir = mkdtempSync(join(tmpdir(), 'folder-service-soak-'))
-  let service: Service | undefined
   const failures: string[] = []
   try {
     const db = s.db ?? `sqlite:${join(dir, 'soak.db')}`
     const data = writeDataSet(dir, s.users)
     log(
-      `importing ${s.users} users, ${data.folders} folders into ${s.db === undefined ? 'a temporary SQLite file' : 'the given database'}`,
+      `importing ${s.users} users, ${data.counts.folders} folders into ${s.db === undefined ? 'a temporary SQLite file' : 'the given database'}`,
     )
-    log(runCli(['import', data.file, '--db', db]).trim())
-    service = await startService(db)
-    const svc = service
+    const imported = await importData({
+      root: ROOT,
+      file: data.file,
+      folders: data.counts.folders,
+      url: db,
+      timeoutSeconds: 300,
+      log,
+      cli: OTHER_CLI,
+    })
     log(
-      `service pid ${svc.child.pid} on port ${svc.port}; ${s.seconds} s of load, ${s.connections} connections` +
+      `imported ${imported.folders} folders in ${imported.wallSeconds.toFixed(2)} s` +
+        (imported.cliSeconds === null ? '' : ` (the CLI says ${imported.cliSeconds.toFixed(2)} s)`),
+    )
+    const port = await freePort()
+    const svc = await startService({ root: ROOT, url: db, port, cli: OTHER_CLI })
+    log(
+      `service pid ${svc.pid} on port ${port}; ${s.seconds} s of load, ${s.connections} connections` +
         `${s.rate > 0 ? `, ${s.rate} req/s` : ', unthrottled'}; RSS every ${s.sampleSeconds} s, warm-up ${s.warmupSeconds} s`,
     )
     const counts: Counts = {
@@ -495,13 +316,14 @@ async function main(): Promise<number> {
       unexpectedCount: 0,
     }
     const samples: Sample[] = []
-    const writer = s.writeRate > 0 ? startWriter(dir, db, svc.port, s, data) : null
+    const writer =
+      s.writeRate > 0 ? startWriter({ root: ROOT, tmp: dir }, writerPlan(db, port, s, data)) : null
     if (writer !== null) log(`writer process: ${s.writeRate} writes/s straight into the database`)
     const loadStarted = Date.now()
-    const load = runLoad(svc.port, s, data, counts)
+    const load = runSoakLoad(port, s, data, counts)
     const sampler = setInterval(() => {
-      const rss = rssBytes(svc.child.pid as number)
-      if (rss === undefined) return
+      const rss = readRss(svc.pid)
+      if (rss === null) return
       samples.push({ atSeconds: (Date.now() - loadStarted) / 1000, rss })
       const statuses = Object.entries(counts.byStatus)
         .map(([k, v]) => `${k}:${v}`)
@@ -512,10 +334,10 @@ async function main(): Promise<number> {
     const crashed = svc.exited.then((status) => {
       if (Date.now() - loadStarted < s.seconds * 1000) {
         failures.push(`the service exited during the load: ${JSON.stringify(status)}\n${svc.output()}`)
-        load.stop()
+        stopLoad()
       }
     })
-    const result = await load.done
+    const result = await load
     clearInterval(sampler)
     if (writer !== null) {
       const w = await writer.stop()
@@ -563,14 +385,9 @@ async function main(): Promise<number> {
       if (verdict.growing) failures.push(`memory keeps growing: ${mb(verdict.first)} -> ${mb(verdict.last)}`)
     }
 
-    if (svc.running()) {
-      svc.child.kill('SIGTERM')
-      let timer: NodeJS.Timeout | undefined
-      const status = await Promise.race([
-        svc.exited,
-        new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), 20_000))),
-      ])
-      clearTimeout(timer)
+    if (!hasExited(svc)) {
+      svc.process.kill('SIGTERM')
+      const status = await withTimeout(svc.exited, 20_000)
       if (status === 'timeout') failures.push('the service did not stop within 20 s of SIGTERM')
       else if (status.code !== 0)
         failures.push(`the service exited ${JSON.stringify(status)} after SIGTERM\n${svc.output()}`)
@@ -579,7 +396,7 @@ async function main(): Promise<number> {
   } catch (error) {
     failures.push(error instanceof Error ? error.message : String(error))
   } finally {
-    if (service?.running()) service.child.kill('SIGKILL')
+    await stopAllChildren()
     rmSync(dir, { recursive: true, force: true })
   }
   if (failures.length > 0) {

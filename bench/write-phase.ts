@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawnChild, stopChild, type Child } from './processes.js'
-import type { WriterPlan, WriterReport } from './writer.js'
+import type { ListedFolder } from './dataset.js'
+import type { WriterPlan, WriterReport, WriterUser } from './writer.js'
 
 export type { WriterReport } from './writer.js'
 
@@ -34,4 +35,14 @@ export function startWriter(
       return JSON.parse(line.slice('WRITER_JSON '.length)) as WriterReport
     },
   }
+}
+
+/** The writer's users: each writes among the children of its listed folder. */
+export function writerUsers(folders: (ListedFolder & { folderId: string })[]): WriterUser[] {
+  return folders.map((f) => ({
+    ownerId: f.ownerId,
+    sessionId: f.sessionId,
+    folderId: f.folderId,
+    childIds: f.sortedIds,
+  }))
 }

@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/config.js'
 import type { ImportFileData } from '../../src/import/import-schema.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import type { FolderRow, ImportCounts, ServingStore, Store } from '../../src/store/store.js'
+import { compareCodePoints } from '../../bench/code-points.js'
 import type { Backend } from './backends.js'
 
 /**
@@ -33,16 +34,8 @@ export function hashedUuid(label: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`
 }
 
-/** Compares two strings by Unicode code point (UTF-8 byte order), not by UTF-16 code unit. */
-export function compareCodePoints(a: string, b: string): number {
-  const x = Array.from(a, (c) => c.codePointAt(0) ?? 0)
-  const y = Array.from(b, (c) => c.codePointAt(0) ?? 0)
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = (x[i] ?? 0) - (y[i] ?? 0)
-    if (d !== 0) return d < 0 ? -1 : 1
-  }
-  return x.length === y.length ? 0 : x.length < y.length ? -1 : 1
-}
+/** Shared with the bench, whose data set is ordered by the same rule. */
+export { compareCodePoints }
 
 /** docs/api.md "Order": name (code point), then created_at, then id. */
 export function compareFolders(a: FixtureFolder, b: FixtureFolder): number {
