@@ -190,9 +190,11 @@ async function measure(backend: string, url: string, dataFile: string, huge: num
     const small = await timed(port, smallPaths.slice(0, 1000))
 
     const pages = Math.ceil(huge / LIMIT)
-    const middle = Math.floor(pages / 2) - MIDDLE_SAMPLES / 2
+    // Fewer samples in a folder too small for MIDDLE_SAMPLES middle pages (never page 0 or below).
+    const samples = Math.min(MIDDLE_SAMPLES, Math.max(1, Math.floor(pages / 2) - 2))
+    const middle = Math.max(3, Math.floor(pages / 2) - Math.floor(samples / 2))
     const offsetPaths = Array.from(
-      { length: MIDDLE_SAMPLES },
+      { length: samples },
       (_, i) => `/v1/folders?folder_id=${HUGE}&page=${middle + i}&limit=${LIMIT}`,
     )
     const middleOffset = await timed(port, offsetPaths)
@@ -212,7 +214,7 @@ async function measure(backend: string, url: string, dataFile: string, huge: num
     const walkSeconds = (performance.now() - walkStarted) / 1000
     // The same middle pages by cursor, with another limit: not in the cache.
     const cursorPaths = nexts
-      .slice(middle - 2, middle - 2 + MIDDLE_SAMPLES)
+      .slice(middle - 2, middle - 2 + samples)
       .map((next) => next.replace(`limit=${LIMIT}`, `limit=${LIMIT - 1}`))
     const middleCursor = await timed(port, cursorPaths)
 
