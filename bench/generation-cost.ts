@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -7,9 +6,9 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
 import pg from 'pg'
-import { CLI } from './build.js'
 import { generateDataSet, type DataSet } from './dataset.js'
 import { benchDatabase, type BenchDatabase } from './postgres.js'
+import { importData } from './service.js'
 import { openDatabase } from './writer.js'
 
 /**
@@ -126,13 +125,20 @@ async function main(): Promise<void> {
       seed: 1,
     })
     const load = (url: string) =>
-      execFileSync(process.execPath, [CLI, 'import', data.file, '--db', url], { cwd: root, stdio: 'pipe' })
+      importData({
+        root,
+        url,
+        file: data.file,
+        folders: data.counts.folders,
+        timeoutSeconds: 600,
+        log: (line) => process.stdout.write(`${line}\n`),
+      })
 
     const sqlite: Copy[] = [
       { label: 'with triggers', url: `sqlite:${join(tmp, 'with.db')}` },
       { label: 'without', url: `sqlite:${join(tmp, 'without.db')}` },
     ]
-    for (const copy of sqlite) load(copy.url)
+    for (const copy of sqlite) await load(copy.url)
     await dropTriggers((sqlite[1] as Copy).url)
     await backend('SQLite (WAL, synchronous NORMAL)', sqlite, data, writes, rounds)
 
@@ -147,7 +153,7 @@ async function main(): Promise<void> {
       databases.push(database)
       if (database.mode !== 'fresh database')
         throw new Error('PostgreSQL: needs a role that may CREATE DATABASE')
-      load(database.url)
+      await load(database.url)
       postgres.push({ label, url: database.url })
     }
     await dropTriggers((postgres[1] as Copy).url)

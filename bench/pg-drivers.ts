@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -6,9 +5,9 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
 import postgres from 'postgres'
-import { CLI } from './build.js'
 import { generateDataSet } from './dataset.js'
 import { benchDatabase, redactUrl } from './postgres.js'
+import { importData } from './service.js'
 
 /**
  * The session path on PostgreSQL with each maintained Node driver: `pg` (node-postgres,
@@ -111,9 +110,13 @@ async function main(): Promise<void> {
       seed: 1,
     })
     userIds = data.userIds
-    execFileSync(process.execPath, [CLI, 'import', data.file, '--db', database.url], {
-      cwd: root,
-      stdio: 'pipe',
+    await importData({
+      root,
+      url: database.url,
+      file: data.file,
+      folders: data.counts.folders,
+      timeoutSeconds: 600,
+      log: (line) => process.stdout.write(`${line}\n`),
     })
     const sessions = data.small.map((f) => f.sessionId)
     process.stdout.write(

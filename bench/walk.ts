@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
-import { CLI, ensureBuilt } from './build.js'
+import { ensureBuilt } from './build.js'
 import { benchDatabase, redactUrl } from './postgres.js'
-import { freePort, HOST, runToEnd, spawnChild, stopAllChildren, stopChild, waitForHttp } from './processes.js'
+import { freePort, HOST, stopAllChildren, stopChild } from './processes.js'
+import { importData, startService } from './service.js'
 
 /**
  * `npm run bench:walk`: what deep pages cost, by offset and by continuation token, on each
@@ -39,7 +40,8 @@ const PHASE_MS = 4000
 const id = (kind: number, n: number) =>
   `be${kind.toString(16).padStart(6, '0')}-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
 
-function writeDataFile(file: string, huge: number): void {
+/** Writes the walk's data file; returns how many folders it holds. */
+function writeDataFile(file: string, huge: number): number {
   const folders: object[] = [{ id: HUGE, name: 'huge', owner_id: USER }]
   for (let i = 0; i < huge; i++) {
     // Scattered names, so the index order is not the insertion order.
@@ -70,6 +72,7 @@ function writeDataFile(file: string, huge: number): void {
     folders,
   }
   writeFileSync(file, JSON.stringify(doc))
+  return folders.length
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 1 })
@@ -160,23 +163,16 @@ async function attack(port: number, huge: number): Promise<number> {
   return sent
 }
 
-async function measure(backend: string, url: string, dataFile: string, huge: number): Promise<WalkFigures> {
-  const env = {
-    ...process.env,
-    RATE_LIMIT_PER_MINUTE: '0',
-    AUTH_FAILURES_PER_MINUTE: '0',
-    LOG_LEVEL: 'warn',
-    DATABASE_URL: url,
-  }
-  const load = await runToEnd(
-    spawnChild('import', process.execPath, [CLI, 'import', dataFile], env, root),
-    900_000,
-  )
-  if (load.code !== 0) throw new Error(`import failed (${load.code})`)
+async function measure(
+  backend: string,
+  url: string,
+  data: { file: string; folders: number },
+  huge: number,
+): Promise<WalkFigures> {
+  await importData({ root, url, ...data, timeoutSeconds: 900, log })
   const port = await freePort()
-  const service = spawnChild('serve', process.execPath, [CLI, 'serve', '--port', String(port)], env, root)
+  const service = await startService({ root, url, port })
   try {
-    await waitForHttp(service, `http://${HOST}:${port}/readyz`, 30_000)
     // Warm-up: compile the statements, fill the page cache of the database.
     await timed(port, [
       `/v1/folders?folder_id=${id(2, 0)}&limit=10`,
@@ -272,12 +268,12 @@ export async function runWalkBench(settings: {
   const tmp = mkdtempSync(join(tmpdir(), 'folder-service-walk-'))
   try {
     const dataFile = join(tmp, 'walk.json')
-    writeDataFile(dataFile, huge)
+    const data = { file: dataFile, folders: writeDataFile(dataFile, huge) }
     log(
       `walks: one folder of ${huge.toLocaleString('en')} children, ${SMALL_FOLDERS} folders of ${SMALL_CHILDREN}; one connection, every answer uncached`,
     )
     if (backend !== 'postgres') {
-      figures.push(await measure('SQLite', `sqlite:${join(tmp, 'walk.db')}`, dataFile, huge))
+      figures.push(await measure('SQLite', `sqlite:${join(tmp, 'walk.db')}`, data, huge))
       report(figures.at(-1) as WalkFigures)
     }
     if (backend !== 'sqlite') {
@@ -286,7 +282,7 @@ export async function runWalkBench(settings: {
         const database = await benchDatabase(postgresUrl)
         try {
           log(`(PostgreSQL at ${redactUrl(database.url)})`)
-          figures.push(await measure('PostgreSQL', database.url, dataFile, huge))
+          figures.push(await measure('PostgreSQL', database.url, data, huge))
           report(figures.at(-1) as WalkFigures)
         } finally {
           await database.dispose([USER, VICTIM])
