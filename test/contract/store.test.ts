@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
-import { ImportError, type FolderRow, type Store } from '../../src/store/store.js'
+import { ImportError, type FolderRow, type SessionUser, type Store } from '../../src/store/store.js'
 import { openStore } from '../../src/store/open-store.js'
 import { TEST_SETTINGS, allBackends } from '../helpers/backends.js'
 import {
@@ -179,6 +179,32 @@ for (const backend of allBackends()) {
       it('returns null for an unknown session, including a user id used as a session id', async () => {
         assert.equal(await store.findSessionUser(UNKNOWN_ID, NOW), null)
         assert.equal(await store.findSessionUser(users.alice.id, NOW), null)
+      })
+
+      it('answers each of many concurrent lookups as it would alone, each at its own clock reading', async () => {
+        const asked: [string, number][] = [
+          [sessions.aliceLive.id, NOW],
+          [sessions.daveLive.id, NOW],
+          [sessions.aliceBoundary.id, BOUNDARY - 1],
+          [sessions.aliceBoundary.id, BOUNDARY],
+          [sessions.aliceExpired.id, NOW],
+          [UNKNOWN_ID, NOW],
+          [sessions.carolLive.id, NOW],
+          [sessions.aliceLive.id, NOW],
+        ]
+        const rounds = 20
+        const alone: (SessionUser | null)[] = []
+        for (const [id, now] of asked) alone.push(await store.findSessionUser(id, now))
+        assert.deepEqual(
+          alone.map((user) => user?.id ?? null),
+          [users.alice.id, users.dave.id, users.alice.id, null, null, null, users.carol.id, users.alice.id],
+        )
+        const together = await Promise.all(
+          Array.from({ length: rounds }, () =>
+            asked.map(([id, now]) => store.findSessionUser(id, now)),
+          ).flat(),
+        )
+        assert.deepEqual(together, Array.from({ length: rounds }, () => alone).flat())
       })
     })
 

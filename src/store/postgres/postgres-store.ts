@@ -19,6 +19,7 @@ import { Connections, type PoolSettings } from './postgres-connections.js'
 import { cannotConnect } from './postgres-errors.js'
 import { importIntoPostgres } from './postgres-import.js'
 import { itemsOf } from '../import-faults.js'
+import { BatchedLookups } from './batched-lookups.js'
 import { migratePostgres } from './postgres-migrations.js'
 
 /**
@@ -218,12 +219,26 @@ const CHECKPOINTS = {
 }
 
 /** $1 session id, $2 now: the authentication of every request, one round trip. */
-const SESSION_USER: QueryConfig = {
-  name: 'folder_service_session_user',
-  text: `SELECT u.id, u.username, u.avatar_url, u.is_suspended, u.listing_generation::text AS generation
+/**
+ * The sessions of a batch of requests (see batched-lookups.ts) with their users and
+ * listing generations. Expiry is compared per request in JavaScript, against that
+ * request's own clock reading, exactly as `expires_at > now` would.
+ */
+const SESSION_USERS: QueryConfig = {
+  name: 'folder_service_session_users',
+  text: `SELECT s.id AS session_id, ${ms('s.expires_at')} AS expires_at,
+                u.id, u.username, u.avatar_url, u.is_suspended, u.listing_generation::text AS generation
            FROM sessions s JOIN users u ON u.id = s.user_id
-          WHERE s.id = $1 AND (s.expires_at IS NULL OR s.expires_at > $2::timestamptz)`,
+          WHERE s.id = ANY($1::uuid[])`,
 }
+type RawSessionRow = RawSessionUser & { session_id: string; expires_at: string | null }
+
+/**
+ * Session statements out at once. Two keep a round trip's wait short at low load and let
+ * batches form under load; the rest of the pool stays free for listings.
+ */
+const SESSION_LOOKUPS_IN_FLIGHT = 2
+const SESSION_LOOKUPS_PER_BATCH = 256
 
 /** Imports at least this large refresh the planner statistics at once. */
 const ANALYZE_AFTER_ROWS = 1000
@@ -235,8 +250,19 @@ export class PostgresStore implements Store {
   readonly kind = 'postgres'
   private readonly db: Connections
 
+  private readonly sessions: BatchedLookups<string, RawSessionRow | undefined>
+
   constructor(db: Connections) {
     this.db = db
+    this.sessions = new BatchedLookups(
+      async (ids) => {
+        const { rows } = await this.db.query<RawSessionRow>({ ...SESSION_USERS, values: [ids] }, READ)
+        const byId = new Map(rows.map((row) => [row.session_id, row]))
+        return ids.map((id) => byId.get(id))
+      },
+      SESSION_LOOKUPS_IN_FLIGHT,
+      SESSION_LOOKUPS_PER_BATCH,
+    )
   }
 
   migrate(): Promise<void> {
@@ -245,12 +271,15 @@ export class PostgresStore implements Store {
 
   async findSessionUser(sessionId: string, now: number): Promise<SessionUser | null> {
     if (!isStoredId(sessionId)) return null
-    const { rows } = await this.db.query<RawSessionUser>(
-      { ...SESSION_USER, values: [sessionId, formatTimestamp(now)] },
-      READ,
-    )
-    const row = rows[0]
-    return row === undefined ? null : { ...row, generation: Number(row.generation) }
+    const row = await this.sessions.find(sessionId)
+    if (row === undefined || (row.expires_at !== null && Number(row.expires_at) <= now)) return null
+    return {
+      id: row.id,
+      username: row.username,
+      avatar_url: row.avatar_url,
+      is_suspended: row.is_suspended,
+      generation: Number(row.generation),
+    }
   }
 
   async listFolders({ ownerId, parentId, page, limit, seek }: ListFoldersQuery): Promise<FolderPage | null> {
