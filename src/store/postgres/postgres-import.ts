@@ -69,8 +69,6 @@ const COPY_INTO_TABLES = `
   INSERT INTO files (id, name, folder_id, owner_id, size, is_deleted, created_at, updated_at)
     SELECT id, name, folder_id, owner_id, size, is_deleted, ${at('created_at')}, ${at('updated_at')}
       FROM import_files;
-  -- import_depth (staged-import-checks.ts) is not ON COMMIT DROP like the staging tables.
-  DROP TABLE import_depth;
 `
 
 const NEEDS_ESCAPE = /[\\\n\r\t]/
