@@ -66,6 +66,8 @@ const COPY_INTO_TABLES = `
   -- What the lifted triggers (LIFTED_TRIGGERS) would do, once per parent and once per owner:
   -- a new folder's children are all in the file (a stored folder cannot name a new one as
   -- its parent), so its count is taken as it is copied; stored parents gain theirs after.
+  -- In the listing index's order: that index has the widest entries, and rows in its order
+  -- are appended to it (1,000,000 folders: 14.6 s against 17.8 s in primary key order).
   INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at, child_count)
     SELECT f.id, f.name, f.folder_id, f.owner_id, f.is_deleted, ${at('f.created_at')}, ${at('f.updated_at')},
            coalesce(c.n, 0)
@@ -73,7 +75,7 @@ const COPY_INTO_TABLES = `
       LEFT JOIN (SELECT folder_id, count(*) AS n FROM import_folders
                   WHERE NOT is_deleted AND folder_id IS NOT NULL GROUP BY folder_id) AS c
         ON c.folder_id = f.id
-     ORDER BY f.id;
+     ORDER BY f.owner_id, f.folder_id, f.name, f.created_at, f.id;
   UPDATE folders AS p SET child_count = p.child_count + c.n
     FROM (SELECT folder_id, count(*) AS n FROM import_folders AS s
            WHERE NOT is_deleted AND folder_id IS NOT NULL
@@ -221,6 +223,10 @@ function stagingConnection(client: Client): StagingConnection {
 export async function importIntoPostgres(client: Client, source: ImportSource): Promise<ImportCounts> {
   const db = stagingConnection(client)
   await db.exec("SET LOCAL statement_timeout = '0'")
+  // Server memory for this transaction's sorts, hashes and index builds; the default 4 MB
+  // sent the checks' joins to disk (1,000,000 folders: checks and cycle walk from 4.9 s to 3.0 s).
+  await db.exec("SET LOCAL work_mem = '64MB'")
+  await db.exec("SET LOCAL maintenance_work_mem = '256MB'")
   // Writers wait until the import commits (readers do not), so nothing stored between the
   // checks and the inserts can make an insert fail; a second import waits its turn.
   await db.exec('LOCK TABLE users, sessions, folders, files IN SHARE ROW EXCLUSIVE MODE')
