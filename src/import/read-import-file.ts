@@ -1,4 +1,4 @@
-import { quoted } from '../printable.js'
+import { printable, quoted } from '../printable.js'
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { Tokenizer, TokenParser, TokenType, type ParsedTokenInfo } from '@streamparser/json'
@@ -8,8 +8,8 @@ import { isImportKind, validateRecord } from './validate-import.js'
 
 /**
  * Reads a data file (docs/api.md "Import format") as a stream of validated records, a batch per
- * chunk read, with memory bounded whatever the file's size: the streaming parser
- * (@streamparser/json) assembles one record at a time and nothing else of the file is kept.
+ * chunk read, with memory bounded whatever the file's size: each record's text is cut out
+ * (record-splitter.ts) and parsed on its own, and nothing else of the file is kept.
  * A record at fault throws ImportError naming it (`folders[1834221]: ...`) as soon as it is
  * read; so does a file that is not an object of the four arrays.
  */
@@ -179,7 +179,9 @@ export async function* readImportFile(
       try {
         value = JSON.parse(text)
       } catch (error) {
-        return fail(notJson(new Error(`${kind}[${index}]: ${(error as Error).message}`)))
+        // V8 may quote the record's text: escaped and cut like any data in a message.
+        const reason = printable((error as Error).message, 200)
+        return fail(notJson(new Error(`${kind}[${index}]: ${reason}`)))
       }
       if (keyCount(value) !== colons) {
         const key = duplicateKey(text)
