@@ -11,8 +11,9 @@ import type { Client } from './postgres-connections.js'
  * with COPY into temporary staging tables (dropped at commit), checked there by set-based
  * queries once the source is exhausted (staged-import-checks.ts), then written with one
  * INSERT ... SELECT per table. Foreign keys are checked at the end of each statement, so
- * a child may precede its parent in the file; the statement-level count and generation
- * triggers run once per table, touching each parent and owner once.
+ * a child may precede its parent in the file. The count and generation triggers of folders
+ * are disabled for the copy and their work done set-based, touching each parent and owner
+ * once (LIFTED_TRIGGERS).
  */
 
 /**
