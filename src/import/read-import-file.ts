@@ -1,14 +1,15 @@
-import { quoted } from '../printable.js'
+import { printable, quoted } from '../printable.js'
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { Tokenizer, TokenParser, TokenType, type ParsedTokenInfo } from '@streamparser/json'
 import { ImportError, type ImportItem, type ImportKind } from '../store/store.js'
+import { keyCount, RecordSplitter } from './record-splitter.js'
 import { isImportKind, validateRecord } from './validate-import.js'
 
 /**
  * Reads a data file (docs/api.md "Import format") as a stream of validated records, a batch per
- * chunk read, with memory bounded whatever the file's size: the streaming parser
- * (@streamparser/json) assembles one record at a time and nothing else of the file is kept.
+ * chunk read, with memory bounded whatever the file's size: each record's text is cut out
+ * (record-splitter.ts) and parsed on its own, and nothing else of the file is kept.
  * A record at fault throws ImportError naming it (`folders[1834221]: ...`) as soon as it is
  * read; so does a file that is not an object of the four arrays.
  */
@@ -71,42 +72,32 @@ class OuterShape {
 }
 
 /**
- * Refuses a key given twice in one object of a record: JSON parsers keep the last, so
- * `"is_suspended": true, "is_suspended": false` would bring a frozen account in unfrozen
- * without a word. Tracks the keys of every object open inside the current record.
+ * The first key given twice in one object of a record's text, or null. JSON.parse keeps the
+ * last, so `"is_suspended": true, "is_suspended": false` would bring a frozen account in
+ * unfrozen without a word. Only run on a record whose parsed value lost keys (keyCount), to
+ * name the key.
  */
-class RecordKeys {
-  private depth = 0
-  /** per open object: the keys seen, and whether the next string token is a key */
-  private readonly objects: { keys: Set<string>; expectKey: boolean }[] = []
-
-  /** The duplicated key, or null. Records are at depth 2 (the outer object, its arrays). */
-  check({ token, value }: ParsedTokenInfo): string | null {
-    const open = this.objects.at(-1)
-    if (token === TokenType.LEFT_BRACE) {
-      this.depth++
-      if (this.depth >= 3) this.objects.push({ keys: new Set(), expectKey: true })
-    } else if (token === TokenType.LEFT_BRACKET) {
-      this.depth++
-    } else if (token === TokenType.RIGHT_BRACE || token === TokenType.RIGHT_BRACKET) {
-      if (token === TokenType.RIGHT_BRACE && this.depth >= 3) this.objects.pop()
-      this.depth--
-    } else if (open !== undefined && this.objects.length === this.depth - 2) {
-      if (token === TokenType.COMMA) open.expectKey = true
-      else if (token === TokenType.STRING && open.expectKey) {
-        open.expectKey = false
-        const key = String(value)
-        if (open.keys.has(key)) return key
-        open.keys.add(key)
-      }
+function duplicateKey(recordText: string): string | null {
+  /** per open container: an object's keys (null for an array), and whether a key is next */
+  const open: { keys: Set<string> | null; expectKey: boolean }[] = []
+  let found: string | null = null
+  const tokenizer = new Tokenizer()
+  tokenizer.onToken = ({ token, value }) => {
+    const inner = open.at(-1)
+    if (token === TokenType.LEFT_BRACE) open.push({ keys: new Set(), expectKey: true })
+    else if (token === TokenType.LEFT_BRACKET) open.push({ keys: null, expectKey: false })
+    else if (token === TokenType.RIGHT_BRACE || token === TokenType.RIGHT_BRACKET) open.pop()
+    else if (inner?.keys == null) return
+    else if (token === TokenType.COMMA) inner.expectKey = true
+    else if (token === TokenType.STRING && inner.expectKey) {
+      inner.expectKey = false
+      const key = String(value)
+      if (inner.keys.has(key)) found ??= key
+      inner.keys.add(key)
     }
-    return null
   }
-
-  /** Whether a record is open (its tokens are being read). */
-  get inRecord(): boolean {
-    return this.depth >= 3
-  }
+  tokenizer.write(recordText)
+  return found
 }
 
 /**
@@ -155,35 +146,58 @@ export async function* readImportFile(
   progress: ReadProgress = { totalBytes: 0, bytesRead: 0, records: 0 },
 ): AsyncGenerator<ImportItem[]> {
   const outer = new OuterShape()
-  const recordKeys = new RecordKeys()
   let batch: ImportItem[] = []
-  /** the index of the record being read in the current array: the last one emitted + 1 */
+  /** the index of the next record in the current array */
   let nextIndex = 0
-  const openRecord = () => {
-    const kind = outer.currentKind
-    return kind !== null && recordKeys.inRecord ? `${kind}[${nextIndex}]` : 'file'
-  }
+  // The text around the records (each replaced by a placeholder value) is checked by the
+  // streaming parser: the file's shape by OuterShape, its syntax by the token parser.
   const tokenizer = new Tokenizer()
-  // keepStack: false lets the parser forget each record once it is emitted.
+  // Each placeholder is emitted and forgotten (keepStack: false), so the parser holds nothing.
   const parser = new TokenParser({ paths: ['$.*.*'], keepStack: false })
+  parser.onValue = () => undefined
   tokenizer.onToken = (info) => {
-    const kindBefore = outer.currentKind
     outer.check(info)
-    if (outer.currentKind !== kindBefore) nextIndex = 0
-    const duplicate = recordKeys.check(info)
-    if (duplicate !== null) throw new ImportError(openRecord(), `the key ${quoted(duplicate)} appears twice`)
     parser.write(info)
   }
-  parser.onValue = ({ value, key }) => {
-    const kind = outer.currentKind
-    if (kind === null || typeof key !== 'number') throw new ImportError('file', FILE_SHAPE)
-    nextIndex = key + 1
-    batch.push(validateRecord(kind, key, value, now))
-  }
   const notJson = (error: unknown) =>
-    error instanceof ImportError
+    error instanceof ImportError || error instanceof ImportFileError
       ? error
       : new ImportFileError(`${path} is not valid JSON: ${(error as Error).message}`)
+  const splitter = new RecordSplitter({
+    outer: (text) => tokenizer.write(text),
+    arrayOpened: () => (nextIndex = 0),
+    record: (text, colons) => {
+      const index = nextIndex++
+      const kind = outer.currentKind
+      // A fault of the text before this record is the first fault: it is named instead.
+      const fail = (error: Error) => {
+        splitter.flush()
+        throw error
+      }
+      if (kind === null) return fail(new ImportError('file', FILE_SHAPE))
+      let value: unknown
+      try {
+        value = JSON.parse(text)
+      } catch (error) {
+        // V8 may quote the record's text: escaped and cut like any data in a message.
+        const reason = printable((error as Error).message, 200)
+        return fail(notJson(new Error(`${kind}[${index}]: ${reason}`)))
+      }
+      if (keyCount(value) !== colons) {
+        const key = duplicateKey(text)
+        if (key !== null) fail(new ImportError(`${kind}[${index}]`, `the key ${quoted(key)} appears twice`))
+      }
+      try {
+        batch.push(validateRecord(kind, index, value, now))
+      } catch (error) {
+        fail(error as Error)
+      }
+    },
+  })
+  const openRecord = () => {
+    const kind = outer.currentKind
+    return kind !== null && splitter.inRecord ? `${kind}[${nextIndex}]` : 'file'
+  }
   // Bytes that are not UTF-8 are refused, naming the record they are in, rather than turned
   // into U+FFFD without a word (a name would not come back as the file had it).
   const decoder = new TextDecoder('utf-8', { fatal: true })
@@ -194,7 +208,8 @@ export async function* readImportFile(
       // Read up to the bad byte, so that the record it is in is the one open.
       const good = wellFormedPrefix(chunk)
       try {
-        tokenizer.write(new TextDecoder().decode(chunk.subarray(0, good)))
+        splitter.write(new TextDecoder().decode(chunk.subarray(0, good)))
+        splitter.flush()
       } catch {
         // the text before the bad byte is malformed too: the UTF-8 fault is still named
       }
@@ -206,7 +221,8 @@ export async function* readImportFile(
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       try {
-        tokenizer.write(decode(chunk, false))
+        splitter.write(decode(chunk, false))
+        splitter.flush()
       } catch (error) {
         throw notJson(error)
       }
@@ -219,7 +235,8 @@ export async function* readImportFile(
     }
     try {
       const rest = decode(Buffer.alloc(0), true)
-      if (rest !== '') tokenizer.write(rest)
+      if (rest !== '') splitter.write(rest)
+      splitter.end()
       tokenizer.end()
       if (!parser.isEnded) parser.end()
     } catch (error) {

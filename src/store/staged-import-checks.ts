@@ -97,27 +97,34 @@ export async function checkStaged(db: StagingConnection): Promise<void> {
 }
 
 /**
- * Creates import_depth (seq, depth): every staged folder with its depth below the nearest
- * parent outside the file (stored, or the root), so folders can be written parents first.
- * A folder that gets none hangs under a parent cycle: ImportError naming the first folder
- * found twice on the way up from the first such folder (a member of the cycle).
+ * The staged folders reachable from a parent outside the file (stored, or the root), walking
+ * down the tree. `{select}` is what the query returns of them.
+ */
+const PLACED = `
+  WITH RECURSIVE placed (seq, id) AS (
+    SELECT s.seq, s.id FROM import_folders AS s
+     WHERE s.folder_id IS NULL
+        OR NOT EXISTS (SELECT 1 FROM import_folders AS p WHERE p.id = s.folder_id)
+    UNION ALL
+    SELECT c.seq, c.id FROM placed JOIN import_folders AS c ON c.folder_id = placed.id
+  )
+  {select}`
+
+/**
+ * Checks that every staged folder is reachable from a parent outside the file: one that is
+ * not hangs under a parent cycle. ImportError names the first folder found twice on the way
+ * up from the first such folder (a member of the cycle). The walk only counts: the folders
+ * it reached are written down (import_depth) only when some were not.
  */
 export async function placeFolders(db: StagingConnection): Promise<void> {
-  await db.exec(`
-    CREATE TEMP TABLE import_depth AS
-    WITH RECURSIVE placed (seq, id, depth) AS (
-      SELECT s.seq, s.id, 0 FROM import_folders AS s
-       WHERE s.folder_id IS NULL
-          OR NOT EXISTS (SELECT 1 FROM import_folders AS p WHERE p.id = s.folder_id)
-      UNION ALL
-      SELECT c.seq, c.id, placed.depth + 1 FROM placed JOIN import_folders AS c ON c.folder_id = placed.id
-    )
-    SELECT seq, depth FROM placed
-  `)
   const counts = await db.first<{ placed: number | string; staged: number | string }>(
-    'SELECT (SELECT count(*) FROM import_depth) AS placed, (SELECT count(*) FROM import_folders) AS staged',
+    PLACED.replace(
+      '{select}',
+      'SELECT (SELECT count(*) FROM placed) AS placed, (SELECT count(*) FROM import_folders) AS staged',
+    ),
   )
   if (counts === undefined || Number(counts.placed) === Number(counts.staged)) return
+  await db.exec(`CREATE TEMP TABLE import_depth AS ${PLACED.replace('{select}', 'SELECT seq FROM placed')}`)
   await db.exec('CREATE INDEX import_depth_seq ON import_depth (seq)')
   const unplaced = await db.first<{ seq: number | string | null }>(
     `SELECT min(seq) AS seq FROM import_folders AS f

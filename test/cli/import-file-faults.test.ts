@@ -67,6 +67,20 @@ describe('import file faults', () => {
     assert.equal(await fault(Buffer.from(file)), "users[1]: the key 'is_suspended' appears twice")
   })
 
+  it('refuses a key given twice in an object nested in a record, and a record that is not JSON', async () => {
+    const nested = `{"folders": [{"name": "a", "owner_id": "${OWNER}", "x": {"k": 1, "k": 2}}]}`
+    assert.equal(await fault(Buffer.from(nested)), "folders[0]: the key 'k' appears twice")
+    const broken = `{"folders": [{"name": "a", "owner_id": "${OWNER}"}, {"name": "b",}]}`
+    await assert.rejects(fault(Buffer.from(broken)), (error: Error) => {
+      assert.equal(error.name, 'ImportFileError')
+      assert.match(error.message, /is not valid JSON: folders\[1\]: /)
+      return true
+    })
+    // A fault of the file's shape before a bad record is the one named.
+    const shapeFirst = `{"folders": [{"name": "a", "owner_id": "${OWNER}"}], "bogus": [], "files": [{"name": ""}]}`
+    assert.match((await fault(Buffer.from(shapeFirst))) ?? '', /^file: unknown key 'bogus'/)
+  })
+
   it('quotes data in messages escaped and cut to 80 characters', async () => {
     const hostile = `\u001b[31mRED\u001b[2J\rFAKE${'x'.repeat(10_000_000)}`
     const file = JSON.stringify({ sessions: [{ user_id: OWNER, expires_at: hostile }] })

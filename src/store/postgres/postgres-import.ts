@@ -11,8 +11,9 @@ import type { Client } from './postgres-connections.js'
  * with COPY into temporary staging tables (dropped at commit), checked there by set-based
  * queries once the source is exhausted (staged-import-checks.ts), then written with one
  * INSERT ... SELECT per table. Foreign keys are checked at the end of each statement, so
- * a child may precede its parent in the file; the statement-level count and generation
- * triggers run once per table, touching each parent and owner once.
+ * a child may precede its parent in the file. The count and generation triggers of folders
+ * are disabled for the copy and their work done set-based, touching each parent and owner
+ * once (LIFTED_TRIGGERS).
  */
 
 /**
@@ -63,15 +64,50 @@ const COPY_INTO_TABLES = `
       FROM import_users;
   INSERT INTO sessions (id, user_id, created_at, expires_at)
     SELECT id, user_id, ${at('created_at')}, ${at('expires_at')} FROM import_sessions;
-  INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at)
-    SELECT id, name, folder_id, owner_id, is_deleted, ${at('created_at')}, ${at('updated_at')}
-      FROM import_folders ORDER BY id;
+  -- What the lifted triggers (LIFTED_TRIGGERS) would do, once per parent and once per owner:
+  -- a new folder's children are all in the file (a stored folder cannot name a new one as
+  -- its parent), so its count is taken as it is copied; stored parents gain theirs after.
+  -- In the listing index's order: that index has the widest entries, and rows in its order
+  -- are appended to it (1,000,000 folders: 14.6 s against 17.8 s in primary key order).
+  INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at, child_count)
+    SELECT f.id, f.name, f.folder_id, f.owner_id, f.is_deleted, ${at('f.created_at')}, ${at('f.updated_at')},
+           coalesce(c.n, 0)
+      FROM import_folders AS f
+      LEFT JOIN (SELECT folder_id, count(*) AS n FROM import_folders
+                  WHERE NOT is_deleted AND folder_id IS NOT NULL GROUP BY folder_id) AS c
+        ON c.folder_id = f.id
+     ORDER BY f.owner_id, f.folder_id, f.name, f.created_at, f.id;
+  UPDATE folders AS p SET child_count = p.child_count + c.n
+    FROM (SELECT folder_id, count(*) AS n FROM import_folders AS s
+           WHERE NOT is_deleted AND folder_id IS NOT NULL
+             AND NOT EXISTS (SELECT 1 FROM import_folders AS i WHERE i.id = s.folder_id)
+           GROUP BY folder_id) AS c
+   WHERE p.id = c.folder_id;
+  UPDATE users AS u SET root_folder_count = u.root_folder_count + c.n
+    FROM (SELECT owner_id, count(*) AS n FROM import_folders
+           WHERE NOT is_deleted AND folder_id IS NULL GROUP BY owner_id) AS c
+   WHERE u.id = c.owner_id;
+  UPDATE users SET listing_generation = nextval('listing_generation_seq')
+   WHERE id IN (SELECT DISTINCT owner_id FROM import_folders);
   INSERT INTO files (id, name, folder_id, owner_id, size, is_deleted, created_at, updated_at)
     SELECT id, name, folder_id, owner_id, size, is_deleted, ${at('created_at')}, ${at('updated_at')}
       FROM import_files;
-  -- import_depth (staged-import-checks.ts) is not ON COMMIT DROP like the staging tables.
-  DROP TABLE import_depth;
 `
+
+/**
+ * The statement-level triggers of folders that an import would fire: the insert ones feed
+ * every new row to an array (count triggers) and a transition table, and the count
+ * updates of stored parents would fire the update ones. COPY_INTO_TABLES does their work
+ * set-based instead (for 200,000 folders the insert took 3.3 s without them, 4.0 s with).
+ * Disabling a trigger takes SHARE ROW EXCLUSIVE, which the import already holds (readers
+ * go on), and is undone by the commit's ENABLE or the rollback.
+ */
+const LIFTED_TRIGGERS = [
+  'folders_counts_insert',
+  'folders_generation_insert',
+  'folders_counts_update',
+  'folders_generation_update',
+]
 
 const NEEDS_ESCAPE = /[\\\n\r\t]/
 const ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' }
@@ -188,6 +224,10 @@ function stagingConnection(client: Client): StagingConnection {
 export async function importIntoPostgres(client: Client, source: ImportSource): Promise<ImportCounts> {
   const db = stagingConnection(client)
   await db.exec("SET LOCAL statement_timeout = '0'")
+  // Server memory for this transaction's sorts, hashes and index builds; the default 4 MB
+  // sent the checks' joins to disk (1,000,000 folders: checks and cycle walk from 4.9 s to 3.0 s).
+  await db.exec("SET LOCAL work_mem = '64MB'")
+  await db.exec("SET LOCAL maintenance_work_mem = '256MB'")
   // Writers wait until the import commits (readers do not), so nothing stored between the
   // checks and the inserts can make an insert fail; a second import waits its turn.
   await db.exec('LOCK TABLE users, sessions, folders, files IN SHARE ROW EXCLUSIVE MODE')
@@ -203,6 +243,17 @@ export async function importIntoPostgres(client: Client, source: ImportSource): 
   await db.exec(STAGING_INDEXES)
   await checkStaged(db)
   await placeFolders(db)
+  const { rows } = await client.query<{ name: string }>({
+    text: "SELECT tgname AS name FROM pg_trigger WHERE tgrelid = 'folders'::regclass AND tgname = ANY($1) AND tgenabled <> 'D'",
+    values: [LIFTED_TRIGGERS],
+  })
+  const lifted = rows.map(({ name }) => `"${name}"`)
+  const toggle = (state: 'ENABLE' | 'DISABLE') =>
+    lifted.length === 0
+      ? Promise.resolve()
+      : db.exec(`ALTER TABLE folders ${lifted.map((name) => `${state} TRIGGER ${name}`).join(', ')}`)
+  await toggle('DISABLE')
   await db.exec(COPY_INTO_TABLES)
+  await toggle('ENABLE')
   return writer.counts
 }

@@ -40,7 +40,8 @@ const STAGING_INDEXES = `
   CREATE INDEX temp.import_users_username ON import_users (username);
   CREATE INDEX temp.import_sessions_id ON import_sessions (id);
   CREATE INDEX temp.import_folders_id ON import_folders (id, owner_id);
-  CREATE INDEX temp.import_folders_parent ON import_folders (folder_id);
+  -- Covers the walk down the tree (placeFolders) and the count of each folder's live children.
+  CREATE INDEX temp.import_folders_parent ON import_folders (folder_id, is_deleted, id);
   CREATE INDEX temp.import_files_id ON import_files (id);
 `
 
@@ -83,6 +84,32 @@ function stagedValues(item: ImportItem): unknown[] {
 
 const LIFTED_TRIGGERS = ['folders_count_insert', 'folders_generation_insert']
 
+/**
+ * Drops the secondary indexes of `table` when the import brings at least as many rows as it
+ * holds, and returns their SQL to build them again after the copy: rows copied in primary
+ * key order land in random places of an index keyed otherwise (the listing index: owner,
+ * parent, name), and once that outgrows the page cache each insert waits on the file. One
+ * sorted build is cheaper (for 1,000,000 folders into an empty table the copy fell from
+ * 7.3 s to 2.3 s plus 1.4 s for the build). Bounded count: only as many stored rows as staged
+ * are looked at.
+ */
+function liftIndexes(db: Database.Database, table: 'folders' | 'files'): string[] {
+  const staged = db.prepare(`SELECT count(*) FROM import_${table}`).pluck().get() as number
+  if (staged === 0) return []
+  const stored = db
+    .prepare(`SELECT count(*) FROM (SELECT 1 FROM main.${table} LIMIT ?)`)
+    .pluck()
+    .get(staged) as number
+  if (stored >= staged) return []
+  const indexes = db
+    .prepare(
+      "SELECT name, sql FROM main.sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL",
+    )
+    .all(table) as { name: string; sql: string }[]
+  for (const { name } of indexes) db.exec(`DROP INDEX main."${name}"`)
+  return indexes.map(({ sql }) => sql)
+}
+
 /** Copies the staged rows into the real tables and applies what the lifted triggers would. */
 function copyStaged(db: Database.Database): void {
   db.exec(`
@@ -100,15 +127,21 @@ function copyStaged(db: Database.Database): void {
         .get(name) as string | undefined,
   )
   for (const name of LIFTED_TRIGGERS) db.exec(`DROP TRIGGER IF EXISTS main.${name}`)
+  const folderIndexes = liftIndexes(db, 'folders')
   db.exec(`
-    INSERT INTO main.folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at)
-      SELECT f.id, f.name, f.folder_id, f.owner_id, f.is_deleted, f.created_at, f.updated_at
+    -- folders_count_insert: a new folder's children are all in the file (a stored folder
+    -- cannot name a new one as its parent), so its count is taken as it is copied ...
+    INSERT INTO main.folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at, child_count)
+      SELECT f.id, f.name, f.folder_id, f.owner_id, f.is_deleted, f.created_at, f.updated_at,
+             (SELECT count(*) FROM import_folders AS c WHERE c.folder_id = f.id AND c.is_deleted = 0)
         FROM import_folders AS f ORDER BY f.id;
 
-    -- folders_count_insert, once per parent and once per owner of new root folders.
+    -- ... and stored parents gain theirs once per parent, owners of new root folders once per owner.
     UPDATE main.folders SET child_count = child_count + c.n
-      FROM (SELECT folder_id, count(*) AS n FROM import_folders
-             WHERE is_deleted = 0 AND folder_id IS NOT NULL GROUP BY folder_id) AS c
+      FROM (SELECT folder_id, count(*) AS n FROM import_folders AS s
+             WHERE is_deleted = 0 AND folder_id IS NOT NULL
+               AND NOT EXISTS (SELECT 1 FROM import_folders AS p WHERE p.id = s.folder_id)
+             GROUP BY folder_id) AS c
      WHERE folders.id = c.folder_id;
     UPDATE main.users SET root_folder_count = root_folder_count + c.n
       FROM (SELECT owner_id, count(*) AS n FROM import_folders
@@ -122,12 +155,14 @@ function copyStaged(db: Database.Database): void {
     UPDATE main.users SET listing_generation = (SELECT value FROM main.listing_generation_seq)
      WHERE id IN (SELECT owner_id FROM import_folders);
   `)
-  for (const sql of triggers) if (sql !== undefined) db.exec(sql)
+  for (const sql of [...folderIndexes, ...triggers]) if (sql !== undefined) db.exec(sql)
+  const fileIndexes = liftIndexes(db, 'files')
   db.exec(`
     INSERT INTO main.files (id, name, folder_id, owner_id, size, is_deleted, created_at, updated_at)
       SELECT id, name, folder_id, owner_id, size, is_deleted, created_at, updated_at
         FROM import_files ORDER BY id;
   `)
+  for (const sql of fileIndexes) db.exec(sql)
 }
 
 function stagingConnection(db: Database.Database): StagingConnection {
