@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
-import { faultData, seed } from '../helpers/fault-data.js'
+import { faultData, seed } from '../helpers/fixtures.js'
 import { childEnv, startNode } from '../helpers/child-process.js'
 import { ROOT, runCommand, startService, type CliRun } from '../helpers/service-process.js'
 

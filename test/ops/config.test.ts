@@ -3,7 +3,8 @@ import { after, before, describe, it } from 'node:test'
 import { ConfigError, DEFAULT_RATE_LIMIT_PER_MINUTE, loadConfig, type Env } from '../../src/config.js'
 import { SERVICE_SETTINGS } from '../helpers/child-process.js'
 import { assertOneLineError, runCli } from '../helpers/cli.js'
-import { appOver, ensureBuilt, openSeeded, type Seeded } from './support.js'
+import { appOver, openSeeded, type Seeded } from '../helpers/fixtures.js'
+import { ensureBuilt } from '../helpers/service-process.js'
 
 /** README "Configuration": every setting from the environment, validated once, bad values named. */
 

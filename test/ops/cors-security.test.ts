@@ -2,7 +2,14 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { loadConfig } from '../../src/config.js'
-import { ALICE_SESSION, appOver, cookie, openSeeded, type Seeded, useSeededApp } from './support.js'
+import {
+  ALICE_SESSION,
+  appOver,
+  sessionCookieHeaders,
+  openSeeded,
+  type Seeded,
+  useSeededApp,
+} from '../helpers/fixtures.js'
 
 /** CORS (off by default, CORS_ORIGINS allow-list with credentials) and security headers. */
 
@@ -44,7 +51,7 @@ describe('CORS', () => {
     it('sends no CORS header, whatever the Origin', async () => {
       const res = await app.inject({
         url: '/v1/folders',
-        headers: { ...cookie(ALICE_SESSION), origin: ALLOWED },
+        headers: { ...sessionCookieHeaders(ALICE_SESSION), origin: ALLOWED },
       })
       assert.equal(res.statusCode, 200)
       assert.deepEqual(corsHeaders(res), [])
@@ -74,7 +81,7 @@ describe('CORS', () => {
     it('echoes an allowed origin exactly, with credentials, and varies on Origin and Cookie', async () => {
       const res = await app.inject({
         url: '/v1/folders',
-        headers: { ...cookie(ALICE_SESSION), origin: ALLOWED },
+        headers: { ...sessionCookieHeaders(ALICE_SESSION), origin: ALLOWED },
       })
       assert.equal(res.statusCode, 200)
       assert.equal(res.headers['access-control-allow-origin'], ALLOWED)
@@ -91,7 +98,7 @@ describe('CORS', () => {
       for (const headers of [{ origin: OTHER }, { origin: 'null' }, { origin: `${ALLOWED}.evil.net` }, {}]) {
         const res = await app.inject({
           url: '/v1/folders',
-          headers: { ...cookie(ALICE_SESSION), ...headers },
+          headers: { ...sessionCookieHeaders(ALICE_SESSION), ...headers },
         })
         assert.equal(res.statusCode, 200)
         assert.deepEqual(corsHeaders(res), [], JSON.stringify(headers))
@@ -132,9 +139,9 @@ describe('security headers', () => {
 
   it('sends nosniff, no-framing, no-referrer and a deny-all CSP on every API response, errors included', async () => {
     const responses = [
-      await ctx.app.inject({ url: '/v1/folders', headers: cookie(ALICE_SESSION) }),
+      await ctx.app.inject({ url: '/v1/folders', headers: sessionCookieHeaders(ALICE_SESSION) }),
       await ctx.app.inject({ url: '/v1/folders' }),
-      await ctx.app.inject({ url: '/v1/folders?page=x', headers: cookie(ALICE_SESSION) }),
+      await ctx.app.inject({ url: '/v1/folders?page=x', headers: sessionCookieHeaders(ALICE_SESSION) }),
       await ctx.app.inject({ method: 'POST', url: '/v1/folders' }),
       await ctx.app.inject({ url: '/nowhere' }),
       await ctx.app.inject({ url: '/healthz' }),

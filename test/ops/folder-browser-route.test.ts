@@ -5,7 +5,7 @@ import { describe, it } from 'node:test'
 import { BROWSER_CSP } from '../../src/routes/browser.js'
 import { ROOT, startService } from '../helpers/service-process.js'
 import { runCli } from '../helpers/cli.js'
-import { useSeededApp } from './support.js'
+import { useSeededApp } from '../helpers/fixtures.js'
 
 /**
  * The folder browser's routes: `/` and its assets with the page's CSP, nothing else of

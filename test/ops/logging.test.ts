@@ -8,11 +8,11 @@ import {
   FROZEN_SESSION,
   UNKNOWN_SESSION,
   appOver,
-  cookie,
+  sessionCookieHeaders,
   failingStore,
   openSeeded,
   type Seeded,
-} from './support.js'
+} from '../helpers/fixtures.js'
 
 /** Log lines: one per request, tied to the X-Request-Id, never carrying the session. */
 
@@ -71,7 +71,10 @@ describe('logs', () => {
 
   it('writes one request line with method, route pattern, status, duration and the request id', async () => {
     await withLoggedApp('info', async (app, log) => {
-      const res = await app.inject({ url: '/v1/folders?limit=2', headers: cookie(ALICE_SESSION) })
+      const res = await app.inject({
+        url: '/v1/folders?limit=2',
+        headers: sessionCookieHeaders(ALICE_SESSION),
+      })
       assert.equal(res.statusCode, 200)
       const lines = log.lines().filter((l) => l.msg === 'request')
       assert.equal(lines.length, 1, log.text())
@@ -181,14 +184,17 @@ describe('logs', () => {
 
   it('follows the configured level: warn drops request lines but keeps errors; silent writes nothing', async () => {
     await withLoggedApp('warn', async (app, log) => {
-      assert.equal((await app.inject({ url: '/v1/folders', headers: cookie(ALICE_SESSION) })).statusCode, 200)
+      assert.equal(
+        (await app.inject({ url: '/v1/folders', headers: sessionCookieHeaders(ALICE_SESSION) })).statusCode,
+        200,
+      )
       assert.equal(log.text(), '')
     })
     await withLoggedApp(
       'warn',
       async (app, log) => {
         assert.equal(
-          (await app.inject({ url: '/v1/folders', headers: cookie(ALICE_SESSION) })).statusCode,
+          (await app.inject({ url: '/v1/folders', headers: sessionCookieHeaders(ALICE_SESSION) })).statusCode,
           500,
         )
         assert.ok(log.lines().length >= 1)
@@ -200,7 +206,7 @@ describe('logs', () => {
       'silent',
       async (app, log) => {
         assert.equal(
-          (await app.inject({ url: '/v1/folders', headers: cookie(ALICE_SESSION) })).statusCode,
+          (await app.inject({ url: '/v1/folders', headers: sessionCookieHeaders(ALICE_SESSION) })).statusCode,
           500,
         )
         assert.equal(log.text(), '')

@@ -5,12 +5,12 @@ import {
   ALICE_SESSION,
   PROJECTS,
   appOver,
-  cookie,
+  sessionCookieHeaders,
   failingStore,
   openSeeded,
   type Seeded,
   useSeededApp,
-} from './support.js'
+} from '../helpers/fixtures.js'
 
 /** /metrics (Prometheus text), /healthz and /readyz. */
 
@@ -40,7 +40,10 @@ describe('/metrics', () => {
     const routeLabels = { method: 'GET', route: '/v1/folders', status: '200' }
     const start = sample(before, 'http_requests_total', routeLabels) ?? 0
     for (const query of ['', `?folder_id=${PROJECTS}`, '?page=2&limit=3']) {
-      const res = await ctx.app.inject({ url: `/v1/folders${query}`, headers: cookie(ALICE_SESSION) })
+      const res = await ctx.app.inject({
+        url: `/v1/folders${query}`,
+        headers: sessionCookieHeaders(ALICE_SESSION),
+      })
       assert.equal(res.statusCode, 200)
     }
     await ctx.app.inject({ url: '/v1/folders' })
@@ -56,7 +59,7 @@ describe('/metrics', () => {
   })
 
   it('has a latency histogram with the same labels', async () => {
-    await ctx.app.inject({ url: '/v1/folders', headers: cookie(ALICE_SESSION) })
+    await ctx.app.inject({ url: '/v1/folders', headers: sessionCookieHeaders(ALICE_SESSION) })
     const text = await scrape()
     const labels = { method: 'GET', route: '/v1/folders', status: '200' }
     const count = sample(text, 'http_request_duration_seconds_count', labels)
@@ -66,7 +69,7 @@ describe('/metrics', () => {
   })
 
   it('times database calls by operation, backend and outcome', async () => {
-    await ctx.app.inject({ url: '/v1/folders', headers: cookie(ALICE_SESSION) })
+    await ctx.app.inject({ url: '/v1/folders', headers: sessionCookieHeaders(ALICE_SESSION) })
     const text = await scrape()
     for (const operation of ['findSessionUser', 'listFolders']) {
       const count = sample(text, 'db_operation_duration_seconds_count', {
@@ -92,7 +95,7 @@ describe('/metrics', () => {
   it('keeps one registry per app: a new ctx.app starts from zero', async () => {
     const other = await appOver(ctx.seeded.store)
     try {
-      await other.inject({ url: '/v1/folders', headers: cookie(ALICE_SESSION) })
+      await other.inject({ url: '/v1/folders', headers: sessionCookieHeaders(ALICE_SESSION) })
       const text = await scrape(other)
       assert.equal(
         sample(text, 'http_requests_total', { method: 'GET', route: '/v1/folders', status: '200' }),
@@ -107,7 +110,8 @@ describe('/metrics', () => {
     const broken = await appOver(failingStore(ctx.seeded.store, ['findSessionUser']))
     try {
       assert.equal(
-        (await broken.inject({ url: '/v1/folders', headers: cookie(ALICE_SESSION) })).statusCode,
+        (await broken.inject({ url: '/v1/folders', headers: sessionCookieHeaders(ALICE_SESSION) }))
+          .statusCode,
         500,
       )
       const text = await scrape(broken)

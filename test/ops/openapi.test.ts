@@ -13,12 +13,12 @@ import {
   PROJECTS,
   UNKNOWN_SESSION,
   appOver,
-  cookie,
+  sessionCookieHeaders,
   failingStore,
   openSeeded,
   type Seeded,
   useSeededApp,
-} from './support.js'
+} from '../helpers/fixtures.js'
 
 /** The OpenAPI document: valid 3.1, generated from the routes, and true of real responses. */
 
@@ -154,7 +154,10 @@ describe('OpenAPI document', () => {
       }
     }
     const get = (a: FastifyInstance, query = '', session?: string) =>
-      a.inject({ url: `${LIST}${query}`, headers: session === undefined ? {} : cookie(session) })
+      a.inject({
+        url: `${LIST}${query}`,
+        headers: session === undefined ? {} : sessionCookieHeaders(session),
+      })
 
     it('200 at the root and under a folder', async () => {
       const root = await get(app, '', ALICE_SESSION)
@@ -170,7 +173,7 @@ describe('OpenAPI document', () => {
       const first = await get(app, '', ALICE_SESSION)
       const res = await app.inject({
         url: LIST,
-        headers: { ...cookie(ALICE_SESSION), 'if-none-match': String(first.headers.etag) },
+        headers: { ...sessionCookieHeaders(ALICE_SESSION), 'if-none-match': String(first.headers.etag) },
       })
       assert.equal(res.statusCode, 304)
       assert.equal(res.payload, '')
@@ -224,7 +227,11 @@ describe('OpenAPI document', () => {
     })
 
     it('405 (an undocumented method) still has the Problem component’s shape', async () => {
-      const res = await app.inject({ method: 'DELETE', url: LIST, headers: cookie(ALICE_SESSION) })
+      const res = await app.inject({
+        method: 'DELETE',
+        url: LIST,
+        headers: sessionCookieHeaders(ALICE_SESSION),
+      })
       assert.equal(res.statusCode, 405)
       assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8')
       const validate = ajv.compile({ $ref: '#/components/schemas/Problem', components: doc.components })
@@ -267,7 +274,7 @@ describe('/docs', () => {
     const docsCsp = String(page.headers['content-security-policy'])
     assert.match(docsCsp, /script-src 'self'/)
     assert.doesNotMatch(docsCsp, /https?:|unsafe-inline|unsafe-eval/)
-    const api = await ctx.app.inject({ url: LIST, headers: cookie(ALICE_SESSION) })
+    const api = await ctx.app.inject({ url: LIST, headers: sessionCookieHeaders(ALICE_SESSION) })
     assert.equal(api.headers['content-security-policy'], "default-src 'none'; frame-ancestors 'none'")
   })
 })

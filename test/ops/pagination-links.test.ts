@@ -8,9 +8,9 @@ import {
   PROJECT_CHILDREN,
   PROJECTS,
   ROOT_FOLDERS,
-  cookie,
+  sessionCookieHeaders,
   useSeededApp,
-} from './support.js'
+} from '../helpers/fixtures.js'
 
 /** RFC 8288 Link header of GET /v1/folders: first, prev, next, last. */
 
@@ -41,7 +41,7 @@ describe('Link header', () => {
   const ctx = useSeededApp()
 
   const list = (query: string, session = ALICE_SESSION) =>
-    ctx.app.inject({ url: `/v1/folders${query}`, headers: cookie(session) })
+    ctx.app.inject({ url: `/v1/folders${query}`, headers: sessionCookieHeaders(session) })
 
   it(`gives first, next and last on page 1 (total ${ROOT_FOLDERS}, limit 3), no prev`, async () => {
     const res = await list('?limit=3')
@@ -118,7 +118,10 @@ describe('Link header', () => {
     let next: string | undefined = '/v1/folders?limit=2'
     let pages = 0
     while (next !== undefined) {
-      const res: LightMyRequestResponse = await ctx.app.inject({ url: next, headers: cookie(ALICE_SESSION) })
+      const res: LightMyRequestResponse = await ctx.app.inject({
+        url: next,
+        headers: sessionCookieHeaders(ALICE_SESSION),
+      })
       assert.equal(res.statusCode, 200)
       seen.push(...res.json<{ folders: { id: string }[] }>().folders.map((f) => f.id))
       next = links(res, true).next
@@ -134,14 +137,14 @@ describe('Link header', () => {
     const head = await ctx.app.inject({
       method: 'HEAD',
       url: '/v1/folders?limit=3',
-      headers: cookie(ALICE_SESSION),
+      headers: sessionCookieHeaders(ALICE_SESSION),
     })
     assert.equal(head.statusCode, 200)
     assert.equal(links(head).next, '/v1/folders?page=2&limit=3')
     const first = await list('?limit=3')
     const notModified = await ctx.app.inject({
       url: '/v1/folders?limit=3',
-      headers: { ...cookie(ALICE_SESSION), 'if-none-match': String(first.headers.etag) },
+      headers: { ...sessionCookieHeaders(ALICE_SESSION), 'if-none-match': String(first.headers.etag) },
     })
     assert.equal(notModified.statusCode, 304)
     assert.equal(notModified.headers.link, first.headers.link)

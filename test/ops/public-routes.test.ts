@@ -6,7 +6,8 @@ import { after, before, describe, it } from 'node:test'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import { SECURITY_HEADERS } from '../../src/http/security-headers.js'
 import { logRecords, startService } from '../helpers/service-process.js'
-import { ensureBuilt, useSeededApp } from './support.js'
+import { useSeededApp } from '../helpers/fixtures.js'
+import { ensureBuilt } from '../helpers/service-process.js'
 
 /** The public routes are cheap to serve (OWASP API4): static assets cached and compressed once. */
 

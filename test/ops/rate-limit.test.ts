@@ -11,11 +11,11 @@ import {
   BOB_SESSION,
   UNKNOWN_SESSION,
   appOver,
-  cookie,
+  sessionCookieHeaders,
   openSeeded,
   seedDocument,
   type Seeded,
-} from './support.js'
+} from '../helpers/fixtures.js'
 
 /** Per-session rate limiting of /v1/folders (README "Configuration": RATE_LIMIT_PER_MINUTE). */
 
@@ -36,7 +36,11 @@ function assertRateLimited(res: LightMyRequestResponse, limit: number): void {
 }
 
 const list = (app: FastifyInstance, session?: string, remoteAddress = '192.0.2.10') =>
-  app.inject({ url: '/v1/folders', remoteAddress, headers: session === undefined ? {} : cookie(session) })
+  app.inject({
+    url: '/v1/folders',
+    remoteAddress,
+    headers: session === undefined ? {} : sessionCookieHeaders(session),
+  })
 
 describe('rate limiting', () => {
   let seeded: Seeded
@@ -133,7 +137,8 @@ describe('rate limiting', () => {
     await withApp({ rateLimitPerMinute: 2 }, async (app) => {
       for (const [n, url] of urls.entries()) {
         const address = `198.51.100.${n + 1}`
-        const get = () => app.inject({ url, remoteAddress: address, headers: cookie(randomUUID()) })
+        const get = () =>
+          app.inject({ url, remoteAddress: address, headers: sessionCookieHeaders(randomUUID()) })
         for (const remaining of ['1', '0']) {
           const res = await get()
           assert.equal(res.statusCode, 200, url)
@@ -214,7 +219,7 @@ for (const backend of allBackends()) {
     after(() => opened?.cleanup())
 
     const fresh = (app: FastifyInstance, remoteAddress = '192.0.2.20') =>
-      app.inject({ url: '/v1/folders', remoteAddress, headers: cookie(randomUUID()) })
+      app.inject({ url: '/v1/folders', remoteAddress, headers: sessionCookieHeaders(randomUUID()) })
 
     it('RATE_LIMIT_PER_MINUTE=10: 40 fresh random sessions from one address get 429 after 10, without lookups', async () => {
       const app = await appOver(counting, {

@@ -9,7 +9,8 @@ import { listen } from '../../src/server.js'
 import type { ListFoldersQuery, Store } from '../../src/store/store.js'
 import { childEnv, startNode } from '../helpers/child-process.js'
 import { startCli, within } from '../helpers/cli.js'
-import { ALICE_SESSION, CLI_MAIN, ROOT_FOLDERS, ensureBuilt, openSeeded, type Seeded } from './support.js'
+import { ALICE_SESSION, ROOT_FOLDERS, openSeeded, type Seeded } from '../helpers/fixtures.js'
+import { CLI_MAIN, ensureBuilt } from '../helpers/service-process.js'
 
 /** Graceful shutdown: requests in flight finish, the database closes, the process exits 0. */
 
