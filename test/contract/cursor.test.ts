@@ -14,7 +14,7 @@ import {
   uuid,
   type FolderListJson,
 } from '../helpers/fixtures.js'
-import type { RawSql } from '../helpers/raw-sql.js'
+import { insertLiveFolder, type RawSql } from '../helpers/raw-sql.js'
 
 /**
  * Continuation tokens (`cursor` in the next and prev links): walks that follow them list
@@ -263,26 +263,15 @@ for (const backend of allBackends()) {
             const children = expected
               .slice(0, 40)
               .map((c, i) => ({ ...c, id: uuid(`c7${String(run).padStart(6, '0')}`, i) }))
-            await sql.run(
-              `INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at)
-               VALUES (?, ?, NULL, ?, ${sql.false}, ${sql.time}, ${sql.time})`,
-              parent,
-              `walk-${run}`,
-              ALICE,
-              T0,
-              T0,
-            )
+            await insertLiveFolder(sql, {
+              id: parent,
+              name: `walk-${run}`,
+              parent: null,
+              owner: ALICE,
+              at: T0,
+            })
             for (const c of children) {
-              await sql.run(
-                `INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at)
-                 VALUES (?, ?, ?, ?, ${sql.false}, ${sql.time}, ${sql.time})`,
-                c.id,
-                c.name,
-                parent,
-                ALICE,
-                c.created_at,
-                c.created_at,
-              )
+              await insertLiveFolder(sql, { id: c.id, name: c.name, parent, owner: ALICE, at: c.created_at })
             }
             // The model: which folders are touched (renamed, deleted, inserted) by the writes.
             const touched = new Set<string>()
@@ -304,16 +293,7 @@ for (const backend of allBackends()) {
                 const target = pool[w.pick % Math.max(pool.length, 1)]
                 if (w.kind === 'insert') {
                   const id = uuid('c8000000', run * 1000 + inserted++)
-                  await sql.run(
-                    `INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at)
-                     VALUES (?, ?, ?, ?, ${sql.false}, ${sql.time}, ${sql.time})`,
-                    id,
-                    w.name,
-                    parent,
-                    ALICE,
-                    T0,
-                    T0,
-                  )
+                  await insertLiveFolder(sql, { id, name: w.name, parent, owner: ALICE, at: T0 })
                   touched.add(id)
                 } else if (target !== undefined && w.kind === 'rename') {
                   await sql.run('UPDATE folders SET name = ? WHERE id = ?', w.name, target)

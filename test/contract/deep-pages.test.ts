@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import { allBackends } from '../helpers/backends.js'
 import { appWithRawSql } from '../helpers/counting-store.js'
 import { compareCodePoints, listBody, request, uuid } from '../helpers/fixtures.js'
+import { insertLiveFolder } from '../helpers/raw-sql.js'
 
 /**
  * Deep offset pages start from checkpoints (every 200th key of the listing, read once per
@@ -110,16 +111,7 @@ for (const backend of allBackends()) {
     it('stays exact after writes behind its back (new checkpoints for the new generation)', async () => {
       const { sql } = target
       const add = { id: uuid('d3000000', 1), name: 'a-first', created_at: T0 }
-      await sql.run(
-        `INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ${sql.false}, ${sql.time}, ${sql.time})`,
-        add.id,
-        add.name,
-        HUGE,
-        OWNER,
-        T0,
-        T0,
-      )
+      await insertLiveFolder(sql, { id: add.id, name: add.name, parent: HUGE, owner: OWNER, at: T0 })
       const gone = expected[2100] as Child
       await sql.run(`UPDATE folders SET is_deleted = ${sql.true} WHERE id = ?`, gone.id)
       const renamed = expected[10] as Child

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { allBackends } from '../helpers/backends.js'
 import { listBody, request, uuid } from '../helpers/fixtures.js'
 import { appWithRawSql } from '../helpers/counting-store.js'
-import type { RawSql } from '../helpers/raw-sql.js'
+import { insertLiveFolder, type RawSql } from '../helpers/raw-sql.js'
 
 /**
  * Listings are cached under the owner's listing generation, which only the database keeps.
@@ -50,16 +50,7 @@ for (const backend of allBackends()) {
         return list(session, parent)
       }
       const insertFolder = (id: string, name: string, parent: string | null, owner: string) =>
-        sql.run(
-          `INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ${sql.false}, ${sql.time}, ${sql.time})`,
-          id,
-          name,
-          parent,
-          owner,
-          T0,
-          T0,
-        )
+        insertLiveFolder(sql, { id, name, parent, owner, at: T0 })
 
       before(async () => {
         target = await appWithRawSql(

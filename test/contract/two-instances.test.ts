@@ -6,7 +6,7 @@ import { openStore } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
 import { postgresBackend, TEST_SETTINGS } from '../helpers/backends.js'
 import { appOver, listBody, request, uuid } from '../helpers/fixtures.js'
-import { openRawSql, type RawSql } from '../helpers/raw-sql.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
 
 /**
  * How users scale out: stateless instances, each with its own listing cache, in front of one
@@ -74,15 +74,7 @@ describe('postgres: two instances on one database', { skip: postgresBackend.skip
       assert.deepEqual(await names(appB), expected)
       const id = uuid('7a200000', round)
       const name = `r${String(round).padStart(2, '0')}`
-      await sql.run(
-        `INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at)
-         VALUES (?, ?, NULL, ?, false, ${sql.time}, ${sql.time})`,
-        id,
-        name,
-        OWNER,
-        T0,
-        T0,
-      )
+      await insertLiveFolder(sql, { id, name, parent: null, owner: OWNER, at: T0 })
       const reader = round % 2 === 0 ? appB : appA
       assert.ok((await names(reader)).includes(name), `round ${round}: the insert is missing`)
       await sql.run('UPDATE folders SET name = ? WHERE id = ?', `${name}-renamed`, id)

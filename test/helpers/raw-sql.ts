@@ -54,3 +54,20 @@ export async function openRawSql(url: string): Promise<RawSql> {
     close: () => client.end(),
   }
 }
+
+/** Inserts one live folder as another writer would: one statement, its own transaction. */
+export function insertLiveFolder(
+  sql: RawSql,
+  folder: { id: string; name: string; parent: string | null; owner: string; at: number },
+): Promise<void> {
+  return sql.run(
+    `INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ${sql.false}, ${sql.time}, ${sql.time})`,
+    folder.id,
+    folder.name,
+    folder.parent,
+    folder.owner,
+    folder.at,
+    folder.at,
+  )
+}

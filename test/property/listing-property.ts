@@ -7,7 +7,7 @@ import { appOver } from '../helpers/fixtures.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import type { Store } from '../../src/store/store.js'
 import type { Backend } from '../helpers/backends.js'
-import { openRawSql, type RawSql } from '../helpers/raw-sql.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
 import {
   emptyModel,
   modelAnswer,
@@ -1001,16 +1001,7 @@ async function applyRawWrite(sql: RawSql, c: Concrete, w: GenRawWrite): Promise<
       const id = randomUUID()
       const name = at(RAW_NAMES, w.namePick) as string
       const now = Date.now()
-      await sql.run(
-        `INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ${sql.false}, ${sql.time}, ${sql.time})`,
-        id,
-        name,
-        parent,
-        owner,
-        now,
-        now,
-      )
+      await insertLiveFolder(sql, { id, name, parent, owner, at: now })
       folders.set(id, {
         id,
         name,
