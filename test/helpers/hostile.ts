@@ -15,6 +15,10 @@ import { emptyModel, type ModelState } from './model.js'
  * six members; never a 5xx, an internal detail, or a header that carries what was sent.
  */
 
+/**
+ * The documented codes, written out rather than imported from src/schemas/problem-codes.ts:
+ * a code the service started to send without the list changing here must fail these suites.
+ */
 export const PROBLEM_CODES = [
   'INVALID_INPUT',
   'UNAUTHORIZED',
