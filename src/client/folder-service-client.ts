@@ -1,25 +1,38 @@
 import type { Static } from '@sinclair/typebox'
+import type { FolderChanges as FolderChangesSchema } from '../schemas/changes.js'
 import type { Folder as FolderSchema, FolderList as FolderListSchema } from '../schemas/folder.js'
-import { asProblem, FolderServiceError } from './folder-service-error.js'
+import { readBoundedText } from './bounded-body.js'
+import { asProblem, FolderServiceError, nonsenseAnswer } from './folder-service-error.js'
 import { parseLinkHeader, type PageLinks } from './link-header.js'
-import { retryAfterMs, sleep } from './retry-after.js'
+import { MAX_TIMER_MS, retryAfterMs, sleep } from './retry-after.js'
+import { watchFolder, type WatchBatch, type WatchOptions } from './watch.js'
 
 /**
- * Typed client of GET /v1/folders on the platform `fetch`, for Node 20 and browsers alike
- * (nothing in this module graph imports Node built-ins or runtime packages: the schema
- * imports are types only). Pages come back with their parsed `Link` relations and ETag;
- * `walk` follows `next` exactly as the service wrote it, so whatever the link carries (a
- * continuation cursor included) reaches the service unchanged.
+ * Typed client of GET /v1/folders and GET /v1/folders/changes on the platform `fetch`, for
+ * Node 20 and browsers alike (nothing in this module graph imports Node built-ins or runtime
+ * packages: the schema imports are types only). Pages come back with their parsed `Link`
+ * relations and ETag; `walk` follows `next` exactly as the service wrote it, so whatever the
+ * link carries (a continuation cursor included) reaches the service unchanged.
+ *
+ * Every request is bounded: in time (`timeoutMs`), in body size (`maxResponseBytes`), and a
+ * walk never follows a `next` link twice.
  */
 
 /** A folder as the service serialises it (the server's own TypeBox schema). */
 export type Folder = Static<typeof FolderSchema>
 /** The body of a listing page (the server's own TypeBox schema). */
 export type FolderList = Static<typeof FolderListSchema>
+/** The body of a changes answer (the server's own TypeBox schema). */
+export type FolderChanges = Static<typeof FolderChangesSchema>
+/** One entry of a changes answer: `upsert`, `remove` or `owner`. */
+export type FolderChange = FolderChanges['changes'][number]
 
 export const LIST_FOLDERS_PATH = '/v1/folders'
+export const FOLDER_CHANGES_PATH = '/v1/folders/changes'
 const SESSION_ID = /^[0-9A-Fa-f-]{1,64}$/
 const CACHED_PAGES = 100
+/** The service's bound on `wait` (seconds). */
+export const MAX_WAIT_SECONDS = 60
 
 export interface FolderServiceClientOptions {
   /** where the service is, e.g. `http://127.0.0.1:3000` (a path prefix is kept) */
@@ -35,7 +48,8 @@ export interface FolderServiceClientOptions {
   maxRetries?: number
   /**
    * The longest Retry-After worth waiting for (ms, default 30 000); a longer one fails at once
-   * with the error, whose retryAfterMs says how long the service asked for.
+   * with the error, whose retryAfterMs says how long the service asked for. A retry never
+   * comes sooner than the service asked, however long that is.
    */
   maxRetryDelayMs?: number
   /**
@@ -43,6 +57,16 @@ export interface FolderServiceClientOptions {
    * that page on 304 (the last 100 pages are kept). Default false.
    */
   conditionalRequests?: boolean
+  /**
+   * How long one request may take, answer and body (ms, default 30 000; `Infinity`: no
+   * limit). A changes request with `wait` gets the wait on top. Past it: error TIMEOUT.
+   */
+  timeoutMs?: number
+  /**
+   * The largest answer body read (bytes, default 8 MiB: a full page of changes is well
+   * below 4 MiB). A larger one is BAD_RESPONSE, and no more of it is read.
+   */
+  maxResponseBytes?: number
 }
 
 export interface ListFoldersParams {
@@ -52,6 +76,17 @@ export interface ListFoldersParams {
   limit?: number
   /** a continuation token, exactly as found in a `next` or `prev` link */
   cursor?: string
+}
+
+export interface ChangesParams {
+  /** the folder whose direct sub-folders are followed; absent or null: the root */
+  folderId?: string | null
+  /** from a changes answer or a page's `changesCursor`; absent: start now (no changes, a fresh cursor) */
+  cursor?: string
+  /** most entries in one answer (the service's default 100 when absent; at most 1000) */
+  limit?: number
+  /** seconds (0 to 60) the service may hold the answer while nothing follows the cursor */
+  wait?: number
 }
 
 export interface RequestOptions {
@@ -67,6 +102,11 @@ export interface FolderPage {
   body: FolderList
   /** the relations of the `Link` header as absolute URLs */
   links: PageLinks
+  /**
+   * The cursor of the page's `rel="changes"` link: `changes()` from it gives what changed in
+   * the folder since this page was read. Null when the service sent no such link.
+   */
+  changesCursor: string | null
   /** the strong ETag of the body, or null when the service sent none */
   etag: string | null
   /** true when the service answered 304 and this is the page kept from before */
@@ -78,12 +118,20 @@ export interface FolderPage {
 /** Without an explicit Retry-After: 0.5 s, 1 s, 2 s, ... */
 const fallbackDelay = (attempt: number) => 500 * 2 ** attempt
 
+/** An answer whose body was read within the bounds (null body: a 304). */
+interface Answer {
+  response: Response
+  text: string | null
+}
+
 export class FolderServiceClient {
   readonly #base: URL
   readonly #headers: Record<string, string>
   readonly #fetch: typeof fetch
   readonly #maxRetries: number
   readonly #maxRetryDelayMs: number
+  readonly #timeoutMs: number
+  readonly #maxResponseBytes: number
   readonly #cache: Map<string, FolderPage> | null
 
   constructor(options: FolderServiceClientOptions) {
@@ -99,27 +147,34 @@ export class FolderServiceClient {
     this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
     this.#maxRetries = options.maxRetries ?? 2
     this.#maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000
+    this.#timeoutMs = positive('timeoutMs', options.timeoutMs ?? 30_000)
+    this.#maxResponseBytes = positive('maxResponseBytes', options.maxResponseBytes ?? 8 * 1024 * 1024)
     this.#cache = options.conditionalRequests === true ? new Map() : null
   }
 
   /** The URL of one listing page. */
   listFoldersUrl(params: ListFoldersParams = {}): string {
-    const url = new URL(LIST_FOLDERS_PATH.slice(1), this.#base)
-    const query: [string, string | number | null | undefined][] = [
+    return this.#url(LIST_FOLDERS_PATH, [
       ['folder_id', params.folderId],
       ['page', params.page],
       ['limit', params.limit],
       ['cursor', params.cursor],
-    ]
-    for (const [name, value] of query) {
-      if (value !== undefined && value !== null) url.searchParams.set(name, String(value))
-    }
-    return url.href
+    ])
+  }
+
+  /** The URL of one changes request. */
+  changesUrl(params: ChangesParams = {}): string {
+    return this.#url(FOLDER_CHANGES_PATH, [
+      ['folder_id', params.folderId],
+      ['cursor', params.cursor],
+      ['limit', params.limit],
+      ['wait', params.wait],
+    ])
   }
 
   /** One page of the sub-folders of `folderId` (the root when absent). */
   listFolders(params: ListFoldersParams = {}, options: RequestOptions = {}): Promise<FolderPage> {
-    return this.#get(this.listFoldersUrl(params), options.signal)
+    return this.#getPage(this.listFoldersUrl(params), options.signal)
   }
 
   /**
@@ -132,19 +187,29 @@ export class FolderServiceClient {
     if (url.origin !== this.#base.origin) {
       return Promise.reject(new TypeError(`refusing to follow a link to another origin: ${url.origin}`))
     }
-    return this.#get(url.href, options.signal)
+    return this.#getPage(url.href, options.signal)
   }
 
-  /** Every page of `folderId`, following `next` from page 1 until there is none. */
+  /**
+   * Every page of `folderId`, following `next` from page 1 until there is none. A `next`
+   * link already followed in this walk ends it with BAD_RESPONSE: following it again would
+   * repeat pages forever.
+   */
   async *pages(folderId?: string | null, options: WalkOptions = {}): AsyncGenerator<FolderPage> {
     const limit = options.limit
     let page = await this.listFolders(
       { folderId: folderId ?? null, ...(limit === undefined ? {} : { limit }) },
       options,
     )
+    const followed = new Set([page.url])
     yield page
     while (page.links.next !== undefined) {
-      page = await this.follow(page.links.next, options)
+      const next = page.links.next
+      if (followed.has(next)) {
+        throw nonsenseAnswer(`the next link of this page was followed before in this walk: ${next}`, page.url)
+      }
+      followed.add(next)
+      page = await this.follow(next, options)
       yield page
     }
   }
@@ -154,38 +219,152 @@ export class FolderServiceClient {
     for await (const page of this.pages(folderId, options)) yield* page.body.folders
   }
 
-  async #get(url: string, signal: AbortSignal | undefined): Promise<FolderPage> {
+  /**
+   * What changed among the direct sub-folders of `folderId` after `cursor` (GET
+   * /v1/folders/changes), as the typed body `{ changes, cursor, has_more }`. A cursor
+   * whose changes are no longer kept is the FolderServiceError with code `CURSOR_EXPIRED`
+   * (410): list the folder again and follow its page's `changesCursor`. With `wait`, the
+   * request's time limit is `timeoutMs` plus the wait.
+   */
+  async changes(params: ChangesParams = {}, options: RequestOptions = {}): Promise<FolderChanges> {
+    const url = this.changesUrl(params)
+    const answer = await this.#request(
+      url,
+      this.#headers,
+      options.signal,
+      this.#timeoutMs + (params.wait ?? 0) * 1000,
+    )
+    const body = parseJson(answer, url, 'the changes answer')
+    const changes = body as Partial<FolderChanges> | null
+    if (
+      !Array.isArray(changes?.changes) ||
+      typeof changes.cursor !== 'string' ||
+      typeof changes.has_more !== 'boolean'
+    ) {
+      throw badResponse(answer.response, url, 'the answer is not a changes body')
+    }
+    return body as FolderChanges
+  }
+
+  /**
+   * Keeps a folder's listing current: lists every page, then follows the changes (long-poll,
+   * `wait` seconds per request) from the first page's `changesCursor`, which repairs what
+   * changed while paging. Yields batches (see WatchBatch): first a `snapshot`, then one
+   * `changes` batch each time the followed changes reach the present. On 410
+   * CURSOR_EXPIRED it lists again and yields a new `snapshot`. It ends when the consumer
+   * stops iterating (`break`) or `options.signal` aborts (then with the signal's reason);
+   * any other error ends it with that error, after the usual retries of a 429 or 503.
+   *
+   *   for await (const batch of client.watch(folderId, { signal })) render(batch.folders)
+   */
+  watch(folderId: string | null, options: WatchOptions = {}): AsyncGenerator<WatchBatch> {
+    return watchFolder(this, folderId, options)
+  }
+
+  #url(path: string, query: [string, string | number | null | undefined][]): string {
+    const url = new URL(path.slice(1), this.#base)
+    for (const [name, value] of query) {
+      if (value !== undefined && value !== null) url.searchParams.set(name, String(value))
+    }
+    return url.href
+  }
+
+  async #getPage(url: string, signal: AbortSignal | undefined): Promise<FolderPage> {
     const cached = this.#cache?.get(url)
     const headers = cached?.etag == null ? this.#headers : { ...this.#headers, 'if-none-match': cached.etag }
+    const answer = await this.#request(url, headers, signal, this.#timeoutMs)
+    if (answer.text === null && cached !== undefined) {
+      // The body is the one kept; a Link header on the 304 is newer than the kept one (its
+      // changes cursor is the present's).
+      const link = answer.response.headers.get('link')
+      const links = link === null ? cached.links : parseLinkHeader(link, answer.response.url || url)
+      this.#remember(url, { ...cached, links, changesCursor: changesCursorOf(links) })
+      return { ...cached, links, changesCursor: changesCursorOf(links), notModified: true }
+    }
+    return this.#remember(url, readPage(answer, url))
+  }
+
+  /** One GET, retried on 429/503 after their Retry-After; any other problem is thrown typed. */
+  async #request(
+    url: string,
+    headers: Record<string, string>,
+    signal: AbortSignal | undefined,
+    timeoutMs: number,
+  ): Promise<Answer> {
     for (let attempt = 0; ; attempt++) {
-      const response = await this.#send(url, headers, signal)
-      if (response.status === 304 && cached !== undefined) {
-        this.#remember(url, cached)
-        return { ...cached, notModified: true }
-      }
-      if (response.status === 200) return this.#remember(url, await readPage(response, url))
-      const error = await readError(response, url)
-      const retryable = response.status === 429 || response.status === 503
+      const answer = await this.#exchange(url, headers, signal, timeoutMs)
+      const status = answer.response.status
+      if (status === 200 || (status === 304 && headers['if-none-match'] !== undefined)) return answer
+      const error = readError(answer, url)
+      const retryable = status === 429 || status === 503
       const delay = error.retryAfterMs ?? fallbackDelay(attempt)
       if (!retryable || attempt >= this.#maxRetries || delay > this.#maxRetryDelayMs) throw error
       await sleep(delay, signal)
     }
   }
 
-  async #send(url: string, headers: Record<string, string>, signal: AbortSignal | undefined) {
-    try {
-      // Cookies are sent by the browser for the page's own origin; the Cookie header (Node) is ours.
-      return await this.#fetch(url, { headers, signal: signal ?? null, credentials: 'same-origin' })
-    } catch (cause) {
-      if (signal?.aborted) throw signal.reason
-      throw new FolderServiceError({
+  /** One request and its body, within timeoutMs and maxResponseBytes. */
+  async #exchange(
+    url: string,
+    headers: Record<string, string>,
+    signal: AbortSignal | undefined,
+    timeoutMs: number,
+  ): Promise<Answer> {
+    // One controller for the caller's abort and the time limit (AbortSignal.any is too new
+    // for some browsers still in use).
+    const controller = new AbortController()
+    const onAbort = () => controller.abort(signal?.reason)
+    signal?.addEventListener('abort', onAbort, { once: true })
+    if (signal?.aborted) onAbort()
+    const timer =
+      timeoutMs === Infinity
+        ? undefined
+        : setTimeout(() => controller.abort(new Error('timeout')), Math.min(timeoutMs, MAX_TIMER_MS))
+    const fail = (cause: unknown): FolderServiceError | Error => {
+      if (signal?.aborted) return signal.reason as Error
+      const timedOut = controller.signal.aborted
+      return new FolderServiceError({
         status: 0,
-        code: 'NETWORK_ERROR',
-        detail: cause instanceof Error ? cause.message : String(cause),
+        code: timedOut ? 'TIMEOUT' : 'NETWORK_ERROR',
+        detail: timedOut
+          ? `no complete answer within ${timeoutMs} ms`
+          : cause instanceof Error
+            ? cause.message
+            : String(cause),
         requestId: null,
         url,
         cause,
       })
+    }
+    try {
+      let response: Response
+      try {
+        // Cookies are sent by the browser for the page's own origin; the Cookie header (Node) is ours.
+        response = await this.#fetch(url, { headers, signal: controller.signal, credentials: 'same-origin' })
+      } catch (cause) {
+        throw fail(cause)
+      }
+      if (response.status === 304) {
+        await response.body?.cancel().catch(() => undefined)
+        return { response, text: null }
+      }
+      let text: string | null
+      try {
+        text = await readBoundedText(response, this.#maxResponseBytes)
+      } catch (cause) {
+        throw fail(cause)
+      }
+      if (text === null) {
+        throw badResponse(
+          response,
+          url,
+          `the answer is larger than ${this.#maxResponseBytes} bytes (maxResponseBytes)`,
+        )
+      }
+      return { response, text }
+    } finally {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', onAbort)
     }
   }
 
@@ -199,29 +378,44 @@ export class FolderServiceClient {
   }
 }
 
-async function readPage(response: Response, url: string): Promise<FolderPage> {
-  let body: unknown
+function positive(name: string, value: number): number {
+  if (!(value > 0)) throw new RangeError(`${name} must be a positive number`)
+  return value
+}
+
+function changesCursorOf(links: PageLinks): string | null {
+  return links.changes === undefined ? null : new URL(links.changes).searchParams.get('cursor')
+}
+
+function parseJson(answer: Answer, url: string, what: string): unknown {
   try {
-    body = await response.json()
+    return JSON.parse(answer.text ?? '') as unknown
   } catch (cause) {
-    throw badResponse(response, url, 'the listing is not JSON', cause)
+    throw badResponse(answer.response, url, `${what} is not JSON`, cause)
   }
+}
+
+function readPage(answer: Answer, url: string): FolderPage {
+  const body = parseJson(answer, url, 'the listing')
   if (typeof body !== 'object' || body === null || !Array.isArray((body as FolderList).folders)) {
-    throw badResponse(response, url, 'the answer has no folders array')
+    throw badResponse(answer.response, url, 'the answer has no folders array')
   }
+  const { response } = answer
+  const links = parseLinkHeader(response.headers.get('link'), response.url || url)
   return {
     body: body as FolderList,
-    links: parseLinkHeader(response.headers.get('link'), response.url || url),
+    links,
+    changesCursor: changesCursorOf(links),
     etag: response.headers.get('etag'),
     notModified: false,
     url,
   }
 }
 
-async function readError(response: Response, url: string): Promise<FolderServiceError> {
+function readError({ response, text }: Answer, url: string): FolderServiceError {
   let body: unknown = null
   try {
-    body = await response.json()
+    body = JSON.parse(text ?? '')
   } catch {
     // not JSON: reported as BAD_RESPONSE below
   }

@@ -4,12 +4,13 @@ import { PROBLEM_CODES, type ProblemCode } from '../schemas/problem-codes.js'
 /**
  * The one error the client throws for an answer that is not a listing: the service's
  * problem details (RFC 9457) when it sent them, or a client-side code when the answer
- * never reached us (NETWORK_ERROR, status 0) or was not what the service sends
- * (BAD_RESPONSE, e.g. an HTML error page from a proxy). An abort is not wrapped: the
+ * never reached us (NETWORK_ERROR, status 0), did not complete within the client's time
+ * limit (TIMEOUT, status 0) or was not what the service sends (BAD_RESPONSE, e.g. an HTML
+ * error page from a proxy, a body above the client's size bound, a `next` link that loops). An abort is not wrapped: the
  * signal's own reason (an AbortError by default) is rethrown, as fetch does.
  */
 
-export type FolderServiceErrorCode = ProblemCode | 'NETWORK_ERROR' | 'BAD_RESPONSE'
+export type FolderServiceErrorCode = ProblemCode | 'NETWORK_ERROR' | 'TIMEOUT' | 'BAD_RESPONSE'
 
 export class FolderServiceError extends Error {
   override readonly name = 'FolderServiceError'
@@ -55,4 +56,9 @@ export function asProblem(value: unknown): ProblemBody | null {
     typeof p.detail === 'string'
     ? (value as ProblemBody)
     : null
+}
+
+/** BAD_RESPONSE for a 200 answer that makes no sense (e.g. a link that loops). */
+export function nonsenseAnswer(detail: string, url: string): FolderServiceError {
+  return new FolderServiceError({ status: 200, code: 'BAD_RESPONSE', detail, requestId: null, url })
 }

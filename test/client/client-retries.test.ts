@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { after, before, beforeEach, describe, it } from 'node:test'
 import { FolderServiceClient, FolderServiceError } from 'folder-service/client'
 import { PROBLEM_CODES } from '../../src/schemas/problem-codes.js'
+import { EMPTY_LISTING, problemBody } from '../helpers/scripted-server.js'
 
 /**
  * What a healthy `serve` cannot be made to answer on demand: a 503 whose Retry-After the
@@ -15,19 +16,12 @@ import { PROBLEM_CODES } from '../../src/schemas/problem-codes.js'
 
 type Answer = { status: number; headers?: Record<string, string>; body: unknown }
 
-const LISTING = { folders: [], total: 0, page: 1, limit: 50 }
+const LISTING = EMPTY_LISTING
 const ok: Answer = { status: 200, body: LISTING }
 const problem = (status: number, code: string, headers: Record<string, string> = {}): Answer => ({
   status,
   headers: { 'content-type': 'application/problem+json', ...headers },
-  body: {
-    type: 'about:blank',
-    title: code,
-    status,
-    code,
-    detail: `scripted ${code}`,
-    request_id: `req-${code}`,
-  },
+  body: problemBody(status, code),
 })
 
 let server: Server
@@ -109,7 +103,7 @@ describe('client retries', () => {
 
 describe('client errors', () => {
   it('every problem code of the service arrives as FolderServiceError with its fields', async () => {
-    const statuses = [400, 401, 403, 404, 405, 429, 503, 500]
+    const statuses = [400, 401, 403, 404, 405, 429, 410, 503, 500]
     assert.equal(statuses.length, PROBLEM_CODES.length)
     for (const [i, code] of PROBLEM_CODES.entries()) {
       const status = statuses[i] ?? 500
