@@ -9,6 +9,7 @@ export const PROBLEM_CODES = [
   'NOT_FOUND',
   'METHOD_NOT_ALLOWED',
   'RATE_LIMITED',
+  'CURSOR_EXPIRED',
   'UNAVAILABLE',
   'INTERNAL',
 ] as const

@@ -151,6 +151,50 @@ export interface ImportCounts {
   files: number
 }
 
+/** A point in one owner's change history: every log row up to (generation, row) is consumed. */
+export interface ChangePosition {
+  generation: number
+  /** id of the last consumed log row within `generation`; ALL_ROWS: the whole generation */
+  row: number
+}
+export const ALL_ROWS = Number.MAX_SAFE_INTEGER
+
+export interface ChangesQuery {
+  ownerId: string
+  /** null: the root */
+  parentId: string | null
+  /** the cursor's position; null: read no rows, only the present position (a fresh cursor) */
+  after: ChangePosition | null
+  /** most rows returned; the store reads one more to tell `more` exactly */
+  limit: number
+}
+
+export type ChangeRow =
+  | {
+      kind: 'folder'
+      position: ChangePosition
+      /** the folder's id */
+      id: string
+      /** its current state when it is now a live direct child of parentId owned by ownerId; null: it is not (a remove) */
+      folder: FolderRow | null
+    }
+  | { kind: 'owner'; position: ChangePosition }
+
+export type ChangesResult =
+  | { outcome: 'parent-not-found' } // parentId is not a live folder of ownerId (checked first)
+  | { outcome: 'expired' } // `after` is not a valid position (section 3)
+  | {
+      outcome: 'changes'
+      /** log rows after `after`, in (generation, id) order, at most `limit` */
+      rows: ChangeRow[]
+      /** whether more rows follow the last one returned */
+      more: boolean
+      /** the owner's current username and avatar (for 'owner' entries) */
+      owner: OwnerInfo
+      /** the owner's current generation as a position: (generation, ALL_ROWS) */
+      present: ChangePosition
+    }
+
 /**
  * What serving GET /v1/folders needs: the only part of the Store the HTTP app sees. Every
  * method is on the hot path of some request; keep it narrow.
@@ -192,6 +236,13 @@ export interface ServingStore {
   /** A folder by id (deleted or not), or null. */
   findFolder(folderId: string): Promise<FolderRecord | null>
 
+  /** All of it read in ONE snapshot (PostgreSQL: one statement or a REPEATABLE READ transaction;
+   *  SQLite: one read transaction): parent check, validity, rows, folder states, owner, present. */
+  readChanges(query: ChangesQuery): Promise<ChangesResult>
+  /** The current generation of each existing owner among ownerIds, in one statement (the long-poll
+   *  watcher polls this). */
+  ownerGenerations(ownerIds: readonly string[]): Promise<Map<string, number>>
+
   /** Resolves when the database answers a trivial query; throws StoreUnavailableError otherwise. */
   ping(): Promise<void>
   /** Releases connections; safe to call more than once. */
@@ -232,6 +283,9 @@ export interface AdminStore {
   listLiveFolders(ownerId: string): Promise<FolderRecord[]>
   /** How many users exist (start-up hint for an empty database). */
   countUsers(): Promise<number>
+  /** Deletes at most `batch` log rows older than `before` (epoch ms), never the rows of an owner's
+   *  current generation; returns how many were deleted. */
+  pruneChanges(before: number, batch: number): Promise<number>
 }
 
 /** A whole adapter: what the server and the command line open. */

@@ -1,0 +1,61 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Folder, OwnerInfo } from './folder.js'
+import { refTo } from './ref.js'
+
+/**
+ * The 200 body of GET /v1/folders/changes (docs/api.md "Changes"). Serialised through this
+ * schema like the listing, so no field it lacks can leak.
+ */
+
+export const UpsertChange = Type.Object(
+  {
+    type: Type.Literal('upsert'),
+    folder: refTo(Folder),
+  },
+  {
+    $id: 'UpsertChange',
+    additionalProperties: false,
+    description: 'The folder is now a live direct sub-folder; its current state, as the listing shows it.',
+  },
+)
+
+export const RemoveChange = Type.Object(
+  {
+    type: Type.Literal('remove'),
+    id: Type.String({ format: 'uuid', description: 'lower-case UUID' }),
+  },
+  {
+    $id: 'RemoveChange',
+    additionalProperties: false,
+    description: 'The folder no longer is a live direct sub-folder.',
+  },
+)
+
+export const OwnerChange = Type.Object(
+  {
+    type: Type.Literal('owner'),
+    owner: refTo(OwnerInfo),
+  },
+  {
+    $id: 'OwnerChange',
+    additionalProperties: false,
+    description:
+      "The owner's username or avatar changed: every folder of the listing now carries this owner.",
+  },
+)
+
+export const FolderChanges = Type.Object(
+  {
+    changes: Type.Array(Type.Union([refTo(UpsertChange), refTo(RemoveChange), refTo(OwnerChange)]), {
+      description: 'in commit order; a folder at most once, with its latest state',
+    }),
+    cursor: Type.String({ description: 'where the next request starts; opaque, at most 256 characters' }),
+    has_more: Type.Boolean({
+      description: 'true: ask again at once with `cursor`; false: the answer reached the present',
+    }),
+  },
+  { $id: 'FolderChanges', additionalProperties: false },
+)
+
+export type FolderChangesBody = Static<typeof FolderChanges>
+export type ChangeEntry = FolderChangesBody['changes'][number]
