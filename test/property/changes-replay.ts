@@ -87,13 +87,7 @@ const byListingOrder = (a: FolderJson, b: FolderJson) =>
   (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
 /** One case: a fresh owner and folders, the ops, and a final quiet point. */
-async function runCase(
-  app: FastifyInstance,
-  sql: RawSql,
-  ops: Op[],
-  stats: ReplayStats,
-  store: Store,
-) {
+async function runCase(app: FastifyInstance, sql: RawSql, ops: Op[], stats: ReplayStats, store: Store) {
   const owner = randomUUID()
   const session = randomUUID()
   const followed = randomUUID()
@@ -241,8 +235,9 @@ export async function runReplayProperty(
   const seed = process.env.FC_SEED === undefined ? undefined : Number(process.env.FC_SEED)
   try {
     await fc.assert(
-      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: options.maxOps }), (ops) =>
-        runCase(app, sql, ops, stats, opened.store),
+      fc.asyncProperty(
+        fc.array(opArb, { minLength: Math.ceil(options.maxOps / 2), maxLength: options.maxOps }),
+        (ops) => runCase(app, sql, ops, stats, opened.store),
       ),
       { numRuns: options.numRuns, ...(seed === undefined ? {} : { seed }) },
     )

@@ -17,7 +17,7 @@ describe('change log pruning', () => {
       },
     }
     const started = Date.now()
-    const pruning = startPruning(store, { retentionDays: 30, onError: assert.fail })
+    const pruning = startPruning(store, { retentionDays: 30, onError: (error) => assert.fail(String(error)) })
     assert.equal(await pruning.running, 2 * PRUNE_BATCH + 7)
     assert.equal(calls.length, 3)
     for (const { before, batch } of calls) {
