@@ -2,13 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { validateImport } from '../../src/import/validate-import.js'
-import {
-  ALL_ROWS,
-  type ChangePosition,
-  type ChangeRow,
-  type ChangesResult,
-  type Store,
-} from '../../src/store/store.js'
+import { ALL_ROWS, type ChangePosition, type ChangeRow, type Store } from '../../src/store/store.js'
 import { allBackends } from '../helpers/backends.js'
 import { uuid } from '../helpers/fixtures.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
@@ -53,30 +47,33 @@ for (const backend of allBackends()) {
       const result = await read(owner, parent, null)
       assert.equal(result.outcome, 'changes')
       assert.deepEqual(result.outcome === 'changes' && result.rows, [])
-      return (result).present
+      return result.present
     }
 
     /** The changes after `position`, which must be valid; checks the result's invariants. */
     const changes = async (owner: string, parent: string | null, position: ChangePosition, limit = 100) => {
       const result = await read(owner, parent, position, limit)
       assert.equal(result.outcome, 'changes', JSON.stringify(result))
-      const ok = result
       let last = position
-      for (const row of ok.rows) {
+      for (const row of result.rows) {
         assert.ok(isBefore(last, row.position), 'rows follow the position in (generation, row) order')
         last = row.position
       }
-      assert.ok(ok.rows.length <= limit)
+      assert.ok(result.rows.length <= limit)
       const generation = (await store.ownerGenerations([owner])).get(owner)
-      assert.deepEqual(ok.present, { generation, row: ALL_ROWS }, "present is the owner's current generation")
-      if (!ok.more && ok.rows.length > 0) {
+      assert.deepEqual(
+        result.present,
+        { generation, row: ALL_ROWS },
+        "present is the owner's current generation",
+      )
+      if (!result.more && result.rows.length > 0) {
         assert.equal(
           last.generation,
-          ok.present.generation,
+          result.present.generation,
           'the last row of a complete answer is the present',
         )
       }
-      return ok
+      return result
     }
 
     const rowsAfter = async (owner: string, parent: string | null, position: ChangePosition) =>
@@ -119,16 +116,15 @@ for (const backend of allBackends()) {
     it('starts a fresh cursor at the present generation, with no rows', async () => {
       const result = await read(ALICE, DOCS, null)
       assert.equal(result.outcome, 'changes')
-      const ok = result
-      assert.deepEqual(ok.rows, [])
-      assert.equal(ok.more, false)
-      assert.deepEqual(ok.owner, { id: ALICE, username: ok.owner.username, avatar_url: ok.owner.avatar_url })
-      assert.deepEqual(ok.present, {
+      assert.deepEqual(result.rows, [])
+      assert.equal(result.more, false)
+      assert.deepEqual(result.owner, { id: ALICE, username: 'alice', avatar_url: null })
+      assert.deepEqual(result.present, {
         generation: (await store.ownerGenerations([ALICE])).get(ALICE),
         row: ALL_ROWS,
       })
       // The present position is valid and nothing follows it.
-      assert.deepEqual((await changes(ALICE, DOCS, ok.present)).rows, [])
+      assert.deepEqual((await changes(ALICE, DOCS, result.present)).rows, [])
     })
 
     it('logs an insert with the folder as listed', async () => {
