@@ -243,7 +243,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Rea
       'LONG_POLL_MAX_WAITERS',
       env.LONG_POLL_MAX_WAITERS,
       DEFAULT_LONG_POLL_MAX_WAITERS,
-      0,
+      1,
       1_000_000,
     ),
     longPollIntervalMs: integer(

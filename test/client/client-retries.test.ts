@@ -109,7 +109,7 @@ describe('client retries', () => {
 
 describe('client errors', () => {
   it('every problem code of the service arrives as FolderServiceError with its fields', async () => {
-    const statuses = [400, 401, 403, 404, 405, 429, 503, 500]
+    const statuses = [400, 401, 403, 404, 405, 429, 410, 503, 500]
     assert.equal(statuses.length, PROBLEM_CODES.length)
     for (const [i, code] of PROBLEM_CODES.entries()) {
       const status = statuses[i] ?? 500
