@@ -107,6 +107,7 @@ async function measure(
   data: { file: string; folders: number },
   waiters: number,
 ): Promise<FeedFigures> {
+  const huge = data.folders - 1
   await importData({ root, url, ...data, timeoutSeconds: 900, log })
   const port = await freePort()
   const service = await startService({
@@ -122,7 +123,7 @@ async function measure(
     const start = JSON.parse((await get(port, changesPath, one)).body) as { cursor: string }
     // 1,000 renames, each its own transaction, as another service would make them.
     for (let i = 0; i < CHANGES; i++) {
-      await sql.run('UPDATE folders SET name = ? WHERE id = ?', `renamed ${i}`, childId(i * 97))
+      await sql.run('UPDATE folders SET name = ? WHERE id = ?', `renamed ${i}`, childId((i * 97) % huge))
     }
     const listing: number[] = []
     const drains: number[] = []

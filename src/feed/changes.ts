@@ -10,6 +10,7 @@ import {
 import {
   ALL_ROWS,
   type ChangePosition,
+  type ChangesQuery,
   type ChangesResult,
   type ServingStore,
   type SessionUser,
@@ -93,6 +94,14 @@ export interface FollowOptions {
 }
 
 export class ChangesFeed {
+  /**
+   * Reads in flight by what they ask: requests woken together (many clients following one
+   * folder from the same point) share one read rather than each making its own. Only woken
+   * requests share: a read begun before a commit may miss it, which a woken request survives
+   * (no rows: it parks again and the next poll wakes it) but a fresh request must not.
+   */
+  private readonly reading = new Map<string, Promise<ChangesResult>>()
+
   constructor(
     private readonly store: Pick<ServingStore, 'readChanges'>,
     private readonly sealers: DeploymentSealers,
@@ -109,8 +118,10 @@ export class ChangesFeed {
       after = cursors.open(cursor, binding)
       if (after === null) return { outcome: 'cursor-invalid' }
     }
-    const read = async (): Promise<FeedOutcome | ChangesRead> => {
-      const result = await this.store.readChanges({ ownerId: user.id, parentId, after, limit })
+    /** `woken`: after a wake, a read already in flight for the same query may be joined */
+    const read = async (woken = false): Promise<FeedOutcome | ChangesRead> => {
+      const query = { ownerId: user.id, parentId, after, limit }
+      const result = await (woken ? this.shared(query) : this.store.readChanges(query))
       return result.outcome === 'changes' ? result : { outcome: result.outcome }
     }
     const answer = (result: ChangesRead): FeedOutcome => ({
@@ -131,9 +142,9 @@ export class ChangesFeed {
       // park without reading.
       let baseline: number | null =
         after.generation === user.generation && after.row === ALL_ROWS ? user.generation : null
-      for (;;) {
+      for (let woken = false; ; woken = true) {
         if (baseline === null) {
-          const result = await read()
+          const result = await read(woken)
           if (!('rows' in result)) return result
           if (result.rows.length > 0) return answer(result)
           baseline = result.present.generation
@@ -147,5 +158,16 @@ export class ChangesFeed {
     } finally {
       hold?.release()
     }
+  }
+
+  private shared(query: ChangesQuery): Promise<ChangesResult> {
+    const { ownerId, parentId, after, limit } = query
+    const key = `${ownerId} ${parentId ?? ''} ${after?.generation ?? ''} ${after?.row ?? ''} ${limit}`
+    let pending = this.reading.get(key)
+    if (pending === undefined) {
+      pending = this.store.readChanges(query).finally(() => this.reading.delete(key))
+      this.reading.set(key, pending)
+    }
+    return pending
   }
 }

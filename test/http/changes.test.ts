@@ -403,6 +403,42 @@ for (const backend of allBackends()) {
       await t?.close()
     })
 
+    it('requests woken together by one commit share one read', async () => {
+      let reads = 0
+      const counting = new Proxy(t.store, {
+        get(target, property, receiver) {
+          const value: unknown = Reflect.get(target, property, receiver)
+          if (property !== 'readChanges' || typeof value !== 'function') return value
+          return (...args: unknown[]) => {
+            reads++
+            return (value as (...a: unknown[]) => unknown).apply(target, args)
+          }
+        },
+      })
+      const app = await appOver(counting)
+      const sql = await openRawSql(t.url)
+      try {
+        const get = (query: string) => request(app, { url: PATH, session: sessions.bobLive.id, query })
+        const fresh = JSON.parse((await get('')).payload) as ChangesJson
+        const held = Array.from({ length: 20 }, () => get(`cursor=${fresh.cursor}&wait=20`))
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        const before = reads
+        const id = randomUUID()
+        await insertLiveFolder(sql, { id, name: 'shared', parent: null, owner: users.bob.id, at: Date.now() })
+        for (const res of await Promise.all(held)) {
+          assert.deepEqual(
+            body(res).changes.map((c) => (c.type === 'upsert' ? c.folder.id : c.type)),
+            [id],
+          )
+        }
+        assert.equal(before, 1, 'held requests at the present parked without a read')
+        assert.ok(reads - before <= 2, `${reads - before} reads for 20 woken requests`)
+      } finally {
+        await sql.close()
+        await app.close()
+      }
+    })
+
     it('a client that disconnects frees its slot at once', async () => {
       const app = await appOver(t.store, { longPollMaxWaiters: 1 })
       try {
