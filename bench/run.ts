@@ -12,6 +12,7 @@ import { benchDatabase, redactUrl, type BenchDatabase } from './postgres.js'
 import { stopAllChildren } from './processes.js'
 import { formatBackend, machineInfo, verdicts } from './report.js'
 import { runWalkBench, type WalkFigures } from './walk.js'
+import { runFeedBench, type FeedFigures } from './feed.js'
 
 /**
  * `npm run bench`: a reproducible load benchmark of GET /v1/folders on loopback.
@@ -190,6 +191,23 @@ async function main(): Promise<number> {
     }
   }
 
+  // The changes feed: a drain against a listing page, and 10,000 held requests in one process.
+  let feed: FeedFigures[] | { failed: string } = []
+  if (options.huge > 0) {
+    log('')
+    try {
+      feed = await runFeedBench({
+        huge: options.huge,
+        waiters: 10_000,
+        backend: options.backend,
+        postgresUrl: options.postgresUrl,
+      })
+    } catch (error) {
+      feed = { failed: (error as Error).message }
+      log(`changes feed failed: ${feed.failed}`)
+    }
+  }
+
   const stamp = machine.date.replace(/[:.]/g, '-')
   const outDir = join(root, options.outDir)
   mkdirSync(outDir, { recursive: true })
@@ -204,6 +222,7 @@ async function main(): Promise<number> {
     dataSet: { counts: data.counts, bytes: data.bytes },
     results: results.map((r) => ('skipped' in r || 'failed' in r ? r : { ...r, targets: verdicts(r) })),
     walks,
+    feed,
   }
   const text = `${JSON.stringify(report, null, 2)}\n`
   writeFileSync(join(outDir, `${stamp}.json`), text)

@@ -1,6 +1,11 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { DEFAULT_LISTING_CACHE_MB, type Config } from './config.js'
+import {
+  DEFAULT_LISTING_CACHE_MB,
+  DEFAULT_LONG_POLL_INTERVAL_MS,
+  DEFAULT_LONG_POLL_MAX_WAITERS,
+  type Config,
+} from './config.js'
 import type { ServingStore } from './store/store.js'
 import { corsPlugin } from './http/cors.js'
 import { drainPlugin } from './http/drain.js'
@@ -22,6 +27,10 @@ import { healthRoutes } from './routes/health.js'
 import { metricsRoute } from './routes/metrics.js'
 import { ListingCache } from './listing/listing-cache.js'
 import { Listings } from './listing/listing.js'
+import { DeploymentSealers } from './listing/token-sealers.js'
+import { ChangesFeed } from './feed/changes.js'
+import { ChangeWatcher } from './feed/watcher.js'
+import { changesRoutes } from './routes/changes.js'
 
 /**
  * The whole HTTP application, built without listening: server.ts gives it
@@ -45,6 +54,8 @@ export type AppConfig = Pick<Config, 'logLevel' | 'keepAliveTimeoutMs' | 'reques
       | 'listingCacheMb'
       | 'folderBrowser'
       | 'metricsPort'
+      | 'longPollMaxWaiters'
+      | 'longPollIntervalMs'
     >
   >
 
@@ -141,7 +152,25 @@ export async function buildApp({
     const authFailures = authFailureBudget(config.authFailuresPerMinute ?? 0, rateLimitPerMinute)
     if (authFailures > 0) await api.register(authFailureLimitPlugin, { perMinute: authFailures })
     const cache = new ListingCache((config.listingCacheMb ?? DEFAULT_LISTING_CACHE_MB) * 1024 * 1024)
-    await api.register(foldersRoutes, { store: timedStore, listings: new Listings(timedStore, cache) })
+    const sealers = new DeploymentSealers(timedStore)
+    await api.register(foldersRoutes, {
+      store: timedStore,
+      listings: new Listings(timedStore, cache, sealers),
+    })
+    const watcher = new ChangeWatcher(timedStore, {
+      intervalMs: config.longPollIntervalMs ?? DEFAULT_LONG_POLL_INTERVAL_MS,
+      maxWaiters: config.longPollMaxWaiters ?? DEFAULT_LONG_POLL_MAX_WAITERS,
+      onError: (err) => api.log.warn({ err }, 'reading generations for held requests failed'),
+    })
+    // Held requests are answered (no changes, the same cursor) before the app stops.
+    app.addHook('preClose', (next) => {
+      watcher.close()
+      next()
+    })
+    await api.register(changesRoutes, {
+      store: timedStore,
+      feed: new ChangesFeed(timedStore, sealers, watcher),
+    })
   })
   return app
 }

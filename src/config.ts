@@ -21,6 +21,10 @@ export const DEFAULT_RATE_LIMIT_PER_MINUTE = 6000
 export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 60
 /** Budget of the listing cache (finished answers), in MiB; 0 turns it off. */
 export const DEFAULT_LISTING_CACHE_MB = 64
+/** Held changes requests per process; each costs a few KB and a timer, none a connection to the database. */
+export const DEFAULT_LONG_POLL_MAX_WAITERS = 10_000
+/** Between two reads of the waited-on owners' generations: a commit is answered within about this. */
+export const DEFAULT_LONG_POLL_INTERVAL_MS = 250
 
 export interface Config {
   /** `postgres://...`, `postgresql://...`, `sqlite:PATH` or a plain file path */
@@ -68,6 +72,12 @@ export interface Config {
   listingCacheMb: number
   /** the folder browser page at `/` and its assets; off for deployments that want the API alone */
   folderBrowser: boolean
+  /** how long the change log keeps changes (older cursors: 410) */
+  changeRetentionDays: number
+  /** held (wait) changes requests per process; past it 429 */
+  longPollMaxWaiters: number
+  /** how often the watcher reads the generations of the owners being waited on */
+  longPollIntervalMs: number
 }
 
 export type Env = Record<string, string | undefined>
@@ -228,5 +238,20 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Rea
     ...metricsListener(env),
     listingCacheMb: integer('LISTING_CACHE_MB', env.LISTING_CACHE_MB, DEFAULT_LISTING_CACHE_MB, 0, 65_536),
     folderBrowser: flags.folderBrowser ?? onOff('FOLDER_BROWSER', env.FOLDER_BROWSER, true),
+    changeRetentionDays: integer('CHANGE_RETENTION_DAYS', env.CHANGE_RETENTION_DAYS, 30, 1, 36_500),
+    longPollMaxWaiters: integer(
+      'LONG_POLL_MAX_WAITERS',
+      env.LONG_POLL_MAX_WAITERS,
+      DEFAULT_LONG_POLL_MAX_WAITERS,
+      1,
+      1_000_000,
+    ),
+    longPollIntervalMs: integer(
+      'LONG_POLL_INTERVAL_MS',
+      env.LONG_POLL_INTERVAL_MS,
+      DEFAULT_LONG_POLL_INTERVAL_MS,
+      10,
+      1000,
+    ),
   })
 }

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp, type AppOptions } from './app.js'
 import type { Config } from './config.js'
 import { beginDraining } from './http/drain.js'
+import { startPruning } from './feed/change-pruning.js'
 import { AppMetrics, metricsServer } from './http/metrics.js'
 import { openStore } from './store/open-store.js'
 import type { Store } from './store/store.js'
@@ -40,7 +41,15 @@ export async function listen(config: Readonly<Config>, options: ListenOptions): 
     await store.close()
     throw error
   }
-  app.addHook('onClose', () => store.close())
+  const pruning = startPruning(store, {
+    retentionDays: config.changeRetentionDays,
+    onError: (err) => app.log.warn({ err }, 'pruning the change log failed; trying again later'),
+  })
+  // A pruning run in progress ends before the database closes.
+  app.addHook('onClose', async () => {
+    await pruning.stop()
+    await store.close()
+  })
   if (config.metricsPort !== null) {
     try {
       await listenForMetrics(app, metrics, config.metricsHost, config.metricsPort)

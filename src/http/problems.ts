@@ -52,6 +52,17 @@ export const problems = {
     new HttpProblem(503, 'UNAVAILABLE', 'The service is shutting down; retry on another instance.', {
       'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
     }),
+  cursorExpired: () =>
+    new HttpProblem(
+      410,
+      'CURSOR_EXPIRED',
+      'The changes after this cursor are no longer kept: list the folder again and follow its rel="changes" link.',
+    ),
+  /** More held requests than the process allows (LONG_POLL_MAX_WAITERS). */
+  tooManyWaiters: () =>
+    new HttpProblem(429, 'RATE_LIMITED', 'Too many requests are waiting for changes here; retry shortly.', {
+      'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
+    }),
   internal: () => new HttpProblem(500, 'INTERNAL', 'An unexpected error occurred.'),
 }
 

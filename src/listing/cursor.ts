@@ -1,5 +1,6 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import type { FolderKey } from '../store/store.js'
+import { MAX_TOKEN_LENGTH, SEAL_OVERHEAD, openToken, sealToken } from './sealed-token.js'
 
 /**
  * Continuation tokens: the `cursor` of the `next` and `prev` links. A token names the
@@ -34,18 +35,15 @@ export interface OpenedCursor extends Seek {
   nameDigest: Buffer | null
 }
 
-export const MAX_TOKEN_LENGTH = 256
+export { MAX_TOKEN_LENGTH }
 const VERSION = 1
-const NONCE_BYTES = 12
-const TAG_BYTES = 16
 const FIXED_BYTES = 1 + 8 + 16
-const MAX_PAYLOAD = Math.floor((MAX_TOKEN_LENGTH * 3) / 4) - NONCE_BYTES - TAG_BYTES
+const MAX_PAYLOAD = Math.floor((MAX_TOKEN_LENGTH * 3) / 4) - SEAL_OVERHEAD
 const INLINE_NAME_BYTES = MAX_PAYLOAD - FIXED_BYTES
 const DIGEST_BYTES = 16
 const PREFIX_BYTES = INLINE_NAME_BYTES - DIGEST_BYTES
 const BEFORE_FLAG = 0x10
 const DIGEST_FLAG = 0x20
-const TOKEN_PATTERN = /^[A-Za-z0-9_-]+$/
 
 export function nameDigest(name: string): Buffer {
   return createHash('sha256').update(name, 'utf8').digest().subarray(0, DIGEST_BYTES)
@@ -76,30 +74,13 @@ export class CursorSealer {
     header.writeBigInt64BE(BigInt(key.created_at), 1)
     Buffer.from(key.id.replaceAll('-', ''), 'hex').copy(header, 9)
     const tail = long ? [nameDigest(key.name), utf8Prefix(name, PREFIX_BYTES)] : [name]
-    const nonce = randomBytes(NONCE_BYTES)
-    const cipher = createCipheriv('aes-256-gcm', this.key, nonce)
-    cipher.setAAD(Buffer.from(binding, 'utf8'))
-    const sealed = Buffer.concat([nonce, cipher.update(Buffer.concat([header, ...tail])), cipher.final()])
-    return Buffer.concat([sealed, cipher.getAuthTag()]).toString('base64url')
+    return sealToken(this.key, Buffer.concat([header, ...tail]), binding)
   }
 
   /** The token's content, or null for anything this key did not seal for `binding`. */
   open(token: string, binding: string): OpenedCursor | null {
-    if (token.length > MAX_TOKEN_LENGTH || !TOKEN_PATTERN.test(token)) return null
-    const raw = Buffer.from(token, 'base64url')
-    if (raw.length < NONCE_BYTES + FIXED_BYTES + 1 + TAG_BYTES) return null
-    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, NONCE_BYTES))
-    decipher.setAAD(Buffer.from(binding, 'utf8'))
-    decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES))
-    let plain: Buffer
-    try {
-      plain = Buffer.concat([
-        decipher.update(raw.subarray(NONCE_BYTES, raw.length - TAG_BYTES)),
-        decipher.final(),
-      ])
-    } catch {
-      return null // altered, truncated, another key or another binding
-    }
+    const plain = openToken(this.key, token, binding, FIXED_BYTES + 1)
+    if (plain === null) return null
     const flags = plain[0] as number
     if ((flags & 0x0f) !== VERSION) return null
     const hex = plain.subarray(9, FIXED_BYTES).toString('hex')

@@ -12,7 +12,10 @@ import type {
   ServingStore,
 } from '../store/store.js'
 import { formatTimestamp } from '../time.js'
-import { CursorSealer, cursorBinding, nameDigest, type OpenedCursor, type Seek } from './cursor.js'
+import { changesBinding } from '../feed/changes-cursor.js'
+import { ALL_ROWS } from '../store/store.js'
+import { cursorBinding, nameDigest, type OpenedCursor, type Seek } from './cursor.js'
+import { DeploymentSealers } from './token-sealers.js'
 import type { CachedListing, ListingCache } from './listing-cache.js'
 import { paginationLinks, type PageLinks } from './pagination-links.js'
 
@@ -51,7 +54,8 @@ const LAST_CHARACTER = '\u{10FFFF}'
 
 const keyOf = (row: FolderRow): FolderKey => ({ name: row.name, created_at: row.created_at, id: row.id })
 
-function toFolderBody(row: FolderRow, owner: OwnerInfo) {
+/** A folder as the listing shows it; the changes feed's upserts are the same objects. */
+export function toFolderBody(row: FolderRow, owner: OwnerInfo) {
   return {
     id: row.id,
     name: row.name,
@@ -75,7 +79,6 @@ const DEEP_OFFSET = 2000
 const CHECKPOINT_LISTINGS = 256
 
 export class Listings {
-  private sealer: Promise<CursorSealer> | null = null
   /** (owner, generation, parent) -> checkpoint keys; a promise, so concurrent misses share one read */
   private readonly checkpoints = new Map<string, Promise<FolderKey[] | null>>()
 
@@ -85,6 +88,7 @@ export class Listings {
       'listFolders' | 'findFolder' | 'cursorKey' | 'listingCheckpoints'
     >,
     private readonly cache: ListingCache,
+    private readonly sealers = new DeploymentSealers(store),
   ) {}
 
   /** Where a deep offset page starts: the checkpoint at or before it and the rows to skip. */
@@ -112,18 +116,6 @@ export class Listings {
     return { direction: 'after', key: checkpoint, skip: offset - at * CHECKPOINT_EVERY }
   }
 
-  /** The deployment's sealer, read from the database once (again after a failed read). */
-  private cursors(): Promise<CursorSealer> {
-    this.sealer ??= this.store.cursorKey().then(
-      (key) => new CursorSealer(key),
-      (error: unknown) => {
-        this.sealer = null
-        throw error
-      },
-    )
-    return this.sealer
-  }
-
   /**
    * The finished answer for `user`'s listing; null when the parent is not a live folder of
    * theirs (missing, foreign or deleted: one answer). The generation read with the session
@@ -146,7 +138,7 @@ export class Listings {
     const binding = cursorBinding(user.id, parentId)
     let seek: ListFoldersQuery['seek']
     if (cursor !== null) {
-      const opened = (await this.cursors()).open(cursor, binding)
+      const opened = (await this.sealers.get()).listing.open(cursor, binding)
       if (opened === null) throw problems.invalidParameter('cursor')
       seek = await this.resolve(opened)
     } else if ((page - 1) * limit >= DEEP_OFFSET) {
@@ -166,9 +158,16 @@ export class Listings {
     )
     const first = result.folders[0]
     const last = result.folders.at(-1)
-    const links: PageLinks = { parentId, page, limit, total: result.total }
+    const sealers = await this.sealers.get()
+    // The point this answer was read at, as the cache keys it: following changes from there
+    // repairs whatever changed while the client was paging (docs/api.md "Changes").
+    const changes = sealers.changes.seal(
+      { generation: user.generation, row: ALL_ROWS },
+      changesBinding(user.id, parentId),
+    )
+    const links: PageLinks = { parentId, page, limit, total: result.total, changes }
     if (first !== undefined && last !== undefined) {
-      const sealer = await this.cursors()
+      const sealer = sealers.listing
       // Which neighbours exist: offset pages know from the total; cursor pages from the
       // extra row read in their direction (the other side held the token's boundary).
       const hasNext =

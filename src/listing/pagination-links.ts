@@ -9,6 +9,8 @@ export interface PageLinks {
    * without folders, whose links are plain offset links.
    */
   cursors?: { next: string | null; prev: string | null }
+  /** the changes cursor of the point the page was read at: a rel="changes" link to `${path}/changes` */
+  changes?: string
 }
 
 /**
@@ -21,7 +23,10 @@ export interface PageLinks {
  * folders). With cursors, next and prev exist when their token does and carry it; their
  * page numbers are this page's plus or minus one (never below 1).
  */
-export function paginationLinks(path: string, { parentId, page, limit, total, cursors }: PageLinks): string {
+export function paginationLinks(
+  path: string,
+  { parentId, page, limit, total, cursors, changes }: PageLinks,
+): string {
   const base = parentId === null ? `${path}?` : `${path}?folder_id=${parentId}&`
   const link = (target: number, rel: string, cursor: string | null = null) =>
     `<${base}page=${target}&limit=${limit}${cursor === null ? '' : `&cursor=${cursor}`}>; rel="${rel}"`
@@ -35,5 +40,9 @@ export function paginationLinks(path: string, { parentId, page, limit, total, cu
     if (cursors.next !== null) links.push(link(page + 1, 'next', cursors.next))
   }
   links.push(link(last, 'last'))
+  if (changes !== undefined) {
+    const folder = parentId === null ? '' : `folder_id=${parentId}&`
+    links.push(`<${path}/changes?${folder}cursor=${changes}>; rel="changes"`)
+  }
   return links.join(', ')
 }

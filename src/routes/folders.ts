@@ -10,6 +10,7 @@ import type { FastifyReply } from 'fastify'
 import type { CachedListing } from '../listing/listing-cache.js'
 import { LIST_PATH, listingQuery, type Listings } from '../listing/listing.js'
 import { problems } from '../http/problems.js'
+import { refuseOtherMethods } from '../http/method-not-allowed.js'
 
 /** GET /v1/folders: the direct sub-folders of one parent, for the session's user. */
 
@@ -74,18 +75,6 @@ export const foldersRoutes: FastifyPluginCallbackTypebox<FoldersRouteOptions> = 
     },
   )
 
-  // Every other method: 405 with Allow, decided at onRequest so that no body is parsed (a
-  // malformed or unsupported body must not turn it into 400 or 415). With CORS on, a
-  // preflight OPTIONS from a listed origin is answered 204 by the CORS hook, which runs first.
-  const methodNotAllowed = () => {
-    throw problems.methodNotAllowed(LISTING_METHODS)
-  }
-  app.route({
-    method: app.supportedMethods.filter((m) => !LISTING_METHODS.includes(m)),
-    url: LIST_PATH,
-    schema: { hide: true },
-    onRequest: (_request, _reply, done) => done(problems.methodNotAllowed(LISTING_METHODS)),
-    handler: methodNotAllowed,
-  })
+  refuseOtherMethods(app, LIST_PATH, LISTING_METHODS)
   done()
 }

@@ -58,4 +58,6 @@ export const PARAMETER_RULES = {
   limit: 'must be a whole number of at least 1 in decimal digits, given once',
   cursor:
     'must be a continuation token exactly as this service wrote it into a Link header, for the same user and folder, given once',
+  /** GET /v1/folders/changes only */
+  wait: 'must be a whole number of seconds from 0 to 60 in decimal digits, given once',
 } as const satisfies Record<string, string>

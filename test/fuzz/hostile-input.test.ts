@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { ChangesQuery } from '../../src/schemas/changes-query.js'
 import { after, before, describe, it } from 'node:test'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import fc from 'fast-check'
@@ -88,6 +89,24 @@ for (const backend of allBackends()) {
         }
       }
       assert.equal(checked, params.query.length * HOSTILE_VALUES.length * 2)
+    })
+
+    it('answers every hostile value of every changes parameter with 200, 400 or 404, never a 5xx', async () => {
+      let checked = 0
+      for (const name of Object.keys(ChangesQuery.properties)) {
+        for (const value of HOSTILE_VALUES) {
+          const query = `${encodeURIComponent(name)}=${encodeAny(value)}`
+          const what = `GET /v1/folders/changes?${query.slice(0, 200)}`
+          const res = await send(
+            { method: 'GET', url: `/v1/folders/changes?${query}`, headers: cookieOf(t.aliceSession) },
+            what,
+          )
+          assertAcceptable(res, what)
+          assert.ok([200, 400, 404].includes(res.statusCode), `${what}\n${res.payload.slice(0, 300)}`)
+          checked++
+        }
+      }
+      assert.equal(checked, 4 * HOSTILE_VALUES.length)
     })
 
     it('answers hostile query structures (brackets, repeats, bad escapes, sizes) without a 5xx', async () => {

@@ -31,6 +31,9 @@ export const SERVICE_SETTINGS: readonly string[] = [
   'METRICS_HOST',
   'LISTING_CACHE_MB',
   'FOLDER_BROWSER',
+  'CHANGE_RETENTION_DAYS',
+  'LONG_POLL_MAX_WAITERS',
+  'LONG_POLL_INTERVAL_MS',
 ]
 
 /**

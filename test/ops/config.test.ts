@@ -53,6 +53,9 @@ describe('configuration', () => {
       metricsHost: '127.0.0.1',
       listingCacheMb: 64,
       folderBrowser: true,
+      changeRetentionDays: 30,
+      longPollMaxWaiters: 10_000,
+      longPollIntervalMs: 250,
     })
     assert.ok(Object.isFrozen(config))
     assert.ok(Object.isFrozen(config.corsOrigins))
@@ -81,6 +84,9 @@ describe('configuration', () => {
       METRICS_PORT: '9464',
       LISTING_CACHE_MB: '0',
       FOLDER_BROWSER: 'off',
+      CHANGE_RETENTION_DAYS: '7',
+      LONG_POLL_MAX_WAITERS: '50',
+      LONG_POLL_INTERVAL_MS: '100',
     }
     assert.deepEqual(loadConfig(env), {
       databaseUrl: 'sqlite:/tmp/x.db',
@@ -104,6 +110,9 @@ describe('configuration', () => {
       metricsHost: '0.0.0.0',
       listingCacheMb: 0,
       folderBrowser: false,
+      changeRetentionDays: 7,
+      longPollMaxWaiters: 50,
+      longPollIntervalMs: 100,
     })
     const flagged = loadConfig(env, { db: 'sqlite:/tmp/y.db', host: '::1', port: '0', logLevel: 'warn' })
     assert.equal(flagged.databaseUrl, 'sqlite:/tmp/y.db')
@@ -128,6 +137,11 @@ describe('configuration', () => {
     [{ RATE_LIMIT_PER_MINUTE: '1.5' }, 'RATE_LIMIT_PER_MINUTE'],
     [{ AUTH_FAILURES_PER_MINUTE: '-1' }, 'AUTH_FAILURES_PER_MINUTE'],
     [{ SHUTDOWN_DELAY_MS: '1s' }, 'SHUTDOWN_DELAY_MS'],
+    [{ CHANGE_RETENTION_DAYS: '0' }, 'CHANGE_RETENTION_DAYS'],
+    [{ CHANGE_RETENTION_DAYS: '30d' }, 'CHANGE_RETENTION_DAYS'],
+    [{ LONG_POLL_MAX_WAITERS: '0' }, 'LONG_POLL_MAX_WAITERS'],
+    [{ LONG_POLL_INTERVAL_MS: '5' }, 'LONG_POLL_INTERVAL_MS'],
+    [{ LONG_POLL_INTERVAL_MS: '2000' }, 'LONG_POLL_INTERVAL_MS'],
     [{ METRICS_PORT: '65536' }, 'METRICS_PORT'],
     [{ CORS_ORIGINS: 'not-a-url' }, 'CORS_ORIGINS'],
     [{ CORS_ORIGINS: 'https://a.example/path' }, 'CORS_ORIGINS'],

@@ -46,6 +46,7 @@ interface OpenApiDoc {
 }
 
 const LIST = '/v1/folders'
+const CHANGES = '/v1/folders/changes'
 
 describe('OpenAPI document', () => {
   let seeded: Seeded
@@ -73,10 +74,12 @@ describe('OpenAPI document', () => {
     assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2))
   })
 
-  it('describes GET /v1/folders only: health, readiness, metrics, docs and the 405 catch-all are hidden', () => {
-    assert.deepEqual(Object.keys(doc.paths), [LIST])
+  it('describes GET /v1/folders and its changes only: health, readiness, metrics, docs and the 405 catch-all are hidden', () => {
+    assert.deepEqual(Object.keys(doc.paths), [LIST, CHANGES])
     assert.deepEqual(Object.keys(doc.paths[LIST] ?? {}), ['get'])
+    assert.deepEqual(Object.keys(doc.paths[CHANGES] ?? {}), ['get'])
     assert.equal(operation.operationId, 'listFolders')
+    assert.equal(doc.paths[CHANGES]?.get?.operationId, 'listFolderChanges')
   })
 
   it('is generated from the route schemas: its query parameters and component fields are the schemas’ own', () => {
@@ -109,9 +112,13 @@ describe('OpenAPI document', () => {
   it('names the components and serves errors as application/problem+json', () => {
     assert.deepEqual(Object.keys(doc.components.schemas).sort(), [
       'Folder',
+      'FolderChanges',
       'FolderList',
+      'OwnerChange',
       'OwnerInfo',
       'Problem',
+      'RemoveChange',
+      'UpsertChange',
     ])
     const responses = operation.responses
     assert.deepEqual(Object.keys(responses), ['200', '304', '400', '401', '403', '404', '429', '500', '503'])
@@ -128,6 +135,32 @@ describe('OpenAPI document', () => {
     assert.equal(responses['304']?.content, undefined)
     assert.ok(responses['200']?.headers?.Link, 'the Link header is documented')
     assert.ok(responses['429']?.headers?.['Retry-After'], 'Retry-After is documented on 429')
+  })
+
+  it('documents the changes feed: its query, its body, 410 and no 304', () => {
+    const changes = doc.paths[CHANGES]?.get as OperationDoc
+    assert.deepEqual(
+      changes.parameters.filter((p) => p.in === 'query').map((p) => p.name),
+      ['folder_id', 'cursor', 'limit', 'wait'],
+    )
+    assert.deepEqual(Object.keys(changes.responses), [
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '410',
+      '429',
+      '500',
+      '503',
+    ])
+    assert.deepEqual(changes.responses['200']?.content, {
+      'application/json': { schema: { $ref: '#/components/schemas/FolderChanges' } },
+    })
+    assert.ok(changes.responses['200']?.headers?.['Cache-Control'])
+    assert.deepEqual(changes.responses['410']?.content, {
+      'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
+    })
   })
 
   describe('real responses match the schemas the document declares for them', () => {
@@ -224,6 +257,50 @@ describe('OpenAPI document', () => {
           await broken.close()
         }
       }
+    })
+
+    it('changes: 200 (a fresh cursor, a remove), 400 and 404 match the document', async () => {
+      const changes = doc.paths[CHANGES]?.get as OperationDoc
+      const checkChanges = (res: LightMyRequestResponse) => {
+        const media =
+          changes.responses[String(res.statusCode)]?.content?.[
+            String(res.headers['content-type']).split(';')[0] ?? ''
+          ]
+        assert.ok(media, `${res.statusCode} is documented: ${res.payload}`)
+        const validate = ajv.compile({ ...media.schema, components: doc.components })
+        assert.ok(
+          validate(res.json()),
+          `${res.statusCode}: ${JSON.stringify(validate.errors)} for ${res.payload}`,
+        )
+      }
+      const ask = (query: string) =>
+        app.inject({
+          url: `${CHANGES}?folder_id=${PROJECTS}${query}`,
+          headers: sessionCookieHeaders(ALICE_SESSION),
+        })
+      const start = await ask('')
+      checkChanges(start)
+      const folder = (
+        await app.inject({
+          url: `${LIST}?folder_id=${PROJECTS}`,
+          headers: sessionCookieHeaders(ALICE_SESSION),
+        })
+      ).json<{
+        folders: { id: string }[]
+      }>().folders[0]
+      assert.ok(folder)
+      await seeded.store.markFolderDeleted(folder.id, Date.now())
+      const answer = await ask(`&cursor=${start.json<{ cursor: string }>().cursor}`)
+      assert.equal(answer.statusCode, 200)
+      assert.deepEqual(answer.json<{ changes: unknown[] }>().changes, [{ type: 'remove', id: folder.id }])
+      checkChanges(answer)
+      checkChanges(await ask('&wait=99'))
+      checkChanges(
+        await app.inject({
+          url: `${CHANGES}?folder_id=${UNKNOWN_SESSION}`,
+          headers: sessionCookieHeaders(ALICE_SESSION),
+        }),
+      )
     })
 
     it('405 (an undocumented method) still has the Problem component’s shape', async () => {

@@ -12,20 +12,27 @@ import {
   useSeededApp,
 } from '../helpers/fixtures.js'
 
-/** RFC 8288 Link header of GET /v1/folders: first, prev, next, last. */
+/** RFC 8288 Link header of GET /v1/folders: first, prev, next, last, and changes. */
 
 const CURSOR = /&cursor=([A-Za-z0-9_-]{1,256})$/
+/** The changes link: the feed of the same folder, a changes cursor and nothing else. */
+const CHANGES = /^\/v1\/folders\/changes\?(?:folder_id=([0-9a-f-]{36})&)?cursor=[A-Za-z0-9_-]{1,256}$/
 
 /**
  * rel -> target of a Link header; asserts the exact `<url>; rel="x"` syntax. Continuation
  * tokens (a `cursor` parameter, last, on next and prev only: never on first or last) are
  * checked and cut off, so that the offset arithmetic can be compared exactly; `raw` keeps them.
+ * The changes link comes last, exactly once, for the same folder; `raw` keeps it too.
  */
 function links(res: LightMyRequestResponse, raw = false): Record<string, string> {
   const header = res.headers.link
   assert.equal(typeof header, 'string', `Link header on ${res.statusCode}`)
   const entries = String(header).split(', ')
-  const parsed: Record<string, string> = {}
+  const changes = /^<([^>]+)>; rel="changes"$/.exec(entries.pop() ?? '')?.[1]
+  assert.ok(changes !== undefined, `a changes link comes last: ${String(header)}`)
+  const changesFolder = CHANGES.exec(changes)
+  assert.ok(changesFolder, `well-formed changes link: ${changes}`)
+  const parsed: Record<string, string> = raw ? { changes } : {}
   for (const entry of entries) {
     const match = /^<([^>]+)>; rel="(first|prev|next|last)"$/.exec(entry)
     assert.ok(match, `well-formed link: ${entry}`)
@@ -34,6 +41,8 @@ function links(res: LightMyRequestResponse, raw = false): Record<string, string>
     if (rel === 'first' || rel === 'last') assert.doesNotMatch(url, /cursor=/, `no cursor on ${rel}`)
     parsed[rel] = raw ? url : url.replace(CURSOR, '')
   }
+  const folder = /folder_id=([0-9a-f-]{36})/.exec(parsed.first ?? '')?.[1]
+  assert.equal(changesFolder[1], folder, 'the changes link follows the listed folder')
   return parsed
 }
 
@@ -56,7 +65,8 @@ describe('Link header', () => {
       new RegExp(
         '^</v1/folders\\?page=1&limit=3>; rel="first", ' +
           '</v1/folders\\?page=2&limit=3&cursor=[A-Za-z0-9_-]{1,256}>; rel="next", ' +
-          '</v1/folders\\?page=3&limit=3>; rel="last"$',
+          '</v1/folders\\?page=3&limit=3>; rel="last", ' +
+          '</v1/folders/changes\\?cursor=[A-Za-z0-9_-]{1,256}>; rel="changes"$',
       ),
     )
   })
@@ -172,6 +182,11 @@ describe('Link header', () => {
         '</p?folder_id=abc&page=2&limit=10>; rel="last"',
     )
     assert.match(plain(null, 2147483647, 100, 1), /page=1&limit=100>; rel="prev"/)
+    assert.equal(
+      paginationLinks('/p', { parentId: 'abc', page: 1, limit: 10, total: 0, changes: 'C' }),
+      '</p?folder_id=abc&page=1&limit=10>; rel="first", </p?folder_id=abc&page=1&limit=10>; rel="last", ' +
+        '</p/changes?folder_id=abc&cursor=C>; rel="changes"',
+    )
     assert.equal(
       paginationLinks('/p', {
         parentId: null,

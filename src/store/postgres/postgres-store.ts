@@ -2,6 +2,8 @@ import type { QueryConfig } from 'pg'
 import { formatTimestamp } from '../../time.js'
 import {
   StoreUnavailableError,
+  type ChangesQuery,
+  type ChangesResult,
   type CheckpointsQuery,
   type FolderKey,
   type FolderPage,
@@ -21,6 +23,7 @@ import { importIntoPostgres } from './postgres-import.js'
 import { itemsOf } from '../import-faults.js'
 import { BatchedLookups } from './batched-lookups.js'
 import { migratePostgres } from './postgres-migrations.js'
+import { changesResult, type LoggedChange } from '../change-rows.js'
 
 /**
  * The PostgreSQL backend (node-postgres), behaving exactly like SqliteStore: the Store
@@ -218,6 +221,93 @@ const CHECKPOINTS = {
   root: checkpointsStatement('folder_service_checkpoints_root', 'SELECT 1', 'folder_id IS NULL'),
 }
 
+/**
+ * Store.readChanges in ONE statement, so one snapshot: the owner, the parent check, the
+ * position's validity (a log row of the owner at exactly its generation, and no 'reset'
+ * after it), the log rows after the position (the parent's 'folder' rows and the owner's
+ * 'owner' rows, each read in index order up to the limit, then merged) and each folder's
+ * state when it is now a live child of the parent. One row with null log columns when
+ * nothing follows (or the position is not valid); no row at all when the owner is no user.
+ * $1 owner, $2 generation (null: read no rows), $3 row, $4 rows to read, $5 parent (children only).
+ */
+function changesStatement(
+  name: string,
+  parentCheck: string,
+  logParent: string,
+  listedParent: string,
+): QueryConfig {
+  const after = '(generation, id) > ($2::int8, $3::int8) ORDER BY generation, id LIMIT $4::int8'
+  return {
+    name,
+    text: `WITH state AS (
+        SELECT u.username, u.avatar_url, u.listing_generation::text AS present, ${parentCheck} AS parent_ok,
+               EXISTS (SELECT 1 FROM folder_changes WHERE owner_id = $1
+                          AND kind IN ('folder', 'owner', 'reset') AND generation = $2::int8)
+               AND NOT EXISTS (SELECT 1 FROM folder_changes WHERE owner_id = $1
+                          AND kind = 'reset' AND generation > $2::int8) AS valid
+          FROM users AS u WHERE u.id = $1
+      ),
+      log AS (
+        SELECT * FROM (
+          (SELECT id, generation, kind, folder_id FROM folder_changes
+            WHERE owner_id = $1 AND kind = 'folder' AND ${logParent} AND ${after})
+          UNION ALL
+          (SELECT id, generation, kind, folder_id FROM folder_changes
+            WHERE owner_id = $1 AND kind = 'owner' AND ${after})
+        ) AS merged
+        WHERE (SELECT parent_ok AND coalesce(valid, false) FROM state)
+        ORDER BY generation, id LIMIT $4::int8
+      )
+    SELECT s.username, s.avatar_url, s.present, s.parent_ok, coalesce(s.valid, false) AS valid,
+           l.id::text AS row_id, l.generation::text AS generation, l.kind, l.folder_id,
+           f.name, ${ms('f.created_at')} AS created_at, ${ms('f.updated_at')} AS updated_at
+      FROM state AS s
+      LEFT JOIN (log AS l
+        LEFT JOIN folders AS f
+          ON f.id = l.folder_id AND f.owner_id = $1 AND ${listedParent} AND NOT f.is_deleted) ON true
+     ORDER BY l.generation, l.id`,
+  }
+}
+
+const CHANGES = {
+  children: changesStatement(
+    'folder_service_changes_children',
+    'EXISTS (SELECT 1 FROM folders WHERE id = $5 AND owner_id = $1 AND NOT is_deleted)',
+    'parent_id = $5',
+    'f.folder_id = $5',
+  ),
+  root: changesStatement('folder_service_changes_root', 'true', 'parent_id IS NULL', 'f.folder_id IS NULL'),
+}
+
+interface RawChangesRow {
+  username: string
+  avatar_url: string | null
+  present: string
+  parent_ok: boolean
+  valid: boolean
+  row_id: string | null
+  generation: string | null
+  kind: 'folder' | 'owner' | null
+  folder_id: string | null
+  name: string | null
+  created_at: string | null
+  updated_at: string | null
+}
+
+/**
+ * Deletes the oldest log rows below a generation, except those of an owner's current
+ * generation, at most $2 of them: one short statement (row locks on the deleted rows only;
+ * writers only insert). $1 generation bound (microseconds), $2 batch.
+ */
+const PRUNE_CHANGES: QueryConfig = {
+  name: 'folder_service_prune_changes',
+  text: `DELETE FROM folder_changes WHERE id IN (
+      SELECT c.id FROM folder_changes AS c
+       WHERE c.generation < $1::int8
+         AND c.generation IS DISTINCT FROM (SELECT listing_generation FROM users WHERE id = c.owner_id)
+       ORDER BY c.generation LIMIT $2::int8)`,
+}
+
 /** $1 session id, $2 now: the authentication of every request, one round trip. */
 /**
  * The sessions of a batch of requests (see batched-lookups.ts) with their users and
@@ -331,6 +421,58 @@ export class PostgresStore implements Store {
     return rows.flatMap(({ name, created_at, id }) =>
       name === null ? [] : [{ name, created_at: Number(created_at), id }],
     )
+  }
+
+  async readChanges({ ownerId, parentId, after, limit }: ChangesQuery): Promise<ChangesResult> {
+    if (!isStoredId(ownerId) || (parentId !== null && !isStoredId(parentId)))
+      return { outcome: 'parent-not-found' }
+    const values: unknown[] = [ownerId, after?.generation ?? null, after?.row ?? null, limit + 1]
+    if (parentId !== null) values.push(parentId)
+    const statement = parentId === null ? CHANGES.root : CHANGES.children
+    const { rows } = await this.db.query<RawChangesRow>({ ...statement, values }, READ)
+    const first = rows[0]
+    if (first === undefined || !first.parent_ok) return { outcome: 'parent-not-found' }
+    const owner = { id: ownerId, username: first.username, avatar_url: first.avatar_url }
+    const present = Number(first.present)
+    if (after === null) return changesResult([], limit, owner, present)
+    if (!first.valid) return { outcome: 'expired' }
+    const read = rows.flatMap((row): LoggedChange[] => {
+      if (row.row_id === null || row.kind === null) return []
+      const [id, generation] = [Number(row.row_id), Number(row.generation)]
+      if (row.kind === 'owner') return [{ kind: 'owner', id, generation }]
+      const folderId = row.folder_id as string
+      const folder =
+        row.name === null
+          ? null
+          : {
+              id: folderId,
+              name: row.name,
+              folder_id: parentId,
+              created_at: Number(row.created_at),
+              updated_at: Number(row.updated_at),
+            }
+      return [{ kind: 'folder', id, generation, folderId, folder }]
+    })
+    return changesResult(read, limit, owner, present)
+  }
+
+  async ownerGenerations(ownerIds: readonly string[]): Promise<Map<string, number>> {
+    const ids = ownerIds.filter(isStoredId)
+    if (ids.length === 0) return new Map()
+    const { rows } = await this.db.query<{ id: string; generation: string }>(
+      {
+        name: 'folder_service_owner_generations',
+        text: 'SELECT id, listing_generation::text AS generation FROM users WHERE id = ANY($1::uuid[])',
+        values: [ids],
+      },
+      READ,
+    )
+    return new Map(rows.map((row) => [row.id, Number(row.generation)]))
+  }
+
+  async pruneChanges(before: number, batch: number): Promise<number> {
+    const { rowCount } = await this.db.query({ ...PRUNE_CHANGES, values: [before * 1000, batch] }, WRITE)
+    return rowCount ?? 0
   }
 
   async cursorKey(): Promise<Uint8Array> {

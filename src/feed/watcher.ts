@@ -1,0 +1,144 @@
+import type { ServingStore } from '../store/store.js'
+
+/**
+ * The process's one watcher of owners' listing generations, for held (long-poll) requests of
+ * the changes feed. Waiters are keyed by owner; while any exist, it reads the generations of
+ * all waited-on owners in ONE statement per interval and wakes exactly the waiters whose
+ * owner's generation is no longer the one they parked on. With no one waiting it does
+ * nothing at all (no timer). The number of holds is bounded; past it {@link hold} says no.
+ */
+
+/** How a wait ended: a change (read the feed), the time ran out, the client left, or shutdown. */
+export type WaitEnd = 'changed' | 'timeout' | 'gone' | 'closed'
+
+export interface WatcherOptions {
+  /** time between two reads of the generations */
+  intervalMs: number
+  /** holds allowed at once in this process */
+  maxWaiters: number
+  /** told about a failed read (the watcher keeps going and reads again next interval) */
+  onError?: (error: unknown) => void
+}
+
+interface Waiter {
+  ownerId: string
+  baseline: number
+  settle: (end: WaitEnd) => void
+}
+
+/** One held request's slot: counted against the bound from {@link ChangeWatcher.hold} to release. */
+export interface Hold {
+  /**
+   * Resolves when `ownerId`'s generation differs from `baseline`, at `deadline` (epoch ms),
+   * when `signal` aborts, or when the watcher closes, whichever comes first.
+   */
+  until(ownerId: string, baseline: number, deadline: number, signal: AbortSignal): Promise<WaitEnd>
+  release(): void
+}
+
+export class ChangeWatcher {
+  private readonly byOwner = new Map<string, Set<Waiter>>()
+  private holds = 0
+  private timer: NodeJS.Timeout | null = null
+  private polling = false
+  private closed = false
+
+  constructor(
+    private readonly store: Pick<ServingStore, 'ownerGenerations'>,
+    private readonly options: WatcherOptions,
+  ) {}
+
+  /** Holds in use (for tests and metrics). */
+  get size(): number {
+    return this.holds
+  }
+
+  /** Whether held requests are still accepted (false once shutdown began). */
+  get open(): boolean {
+    return !this.closed
+  }
+
+  /** A slot for one held request, or null when the process holds its maximum already. */
+  hold(): Hold | null {
+    if (this.holds >= this.options.maxWaiters) return null
+    this.holds++
+    let released = false
+    return {
+      until: (ownerId, baseline, deadline, signal) => this.park(ownerId, baseline, deadline, signal),
+      release: () => {
+        if (released) return
+        released = true
+        this.holds--
+      },
+    }
+  }
+
+  /** Ends every wait with 'closed' and refuses to park from now on (shutdown). */
+  close(): void {
+    this.closed = true
+    for (const waiters of this.byOwner.values()) for (const waiter of waiters) waiter.settle('closed')
+    this.stop()
+  }
+
+  private park(ownerId: string, baseline: number, deadline: number, signal: AbortSignal): Promise<WaitEnd> {
+    if (this.closed) return Promise.resolve('closed')
+    if (signal.aborted) return Promise.resolve('gone')
+    return new Promise<WaitEnd>((resolve) => {
+      const onAbort = () => waiter.settle('gone')
+      const timeout = setTimeout(() => waiter.settle('timeout'), Math.max(0, deadline - Date.now()))
+      const waiter: Waiter = {
+        ownerId,
+        baseline,
+        settle: (end) => {
+          clearTimeout(timeout)
+          signal.removeEventListener('abort', onAbort)
+          const waiters = this.byOwner.get(ownerId)
+          waiters?.delete(waiter)
+          if (waiters?.size === 0) this.byOwner.delete(ownerId)
+          if (this.byOwner.size === 0) this.stop()
+          resolve(end)
+        },
+      }
+      signal.addEventListener('abort', onAbort, { once: true })
+      let waiters = this.byOwner.get(ownerId)
+      if (waiters === undefined) {
+        waiters = new Set()
+        this.byOwner.set(ownerId, waiters)
+      }
+      waiters.add(waiter)
+      this.schedule()
+    })
+  }
+
+  private schedule(): void {
+    if (this.timer !== null || this.polling || this.closed || this.byOwner.size === 0) return
+    this.timer = setTimeout(() => void this.poll(), this.options.intervalMs)
+  }
+
+  private stop(): void {
+    if (this.timer !== null) clearTimeout(this.timer)
+    this.timer = null
+  }
+
+  private async poll(): Promise<void> {
+    this.timer = null
+    this.polling = true
+    try {
+      const owners = [...this.byOwner.keys()]
+      if (owners.length === 0) return
+      const generations = await this.store.ownerGenerations(owners)
+      for (const ownerId of owners) {
+        const now = generations.get(ownerId)
+        for (const waiter of [...(this.byOwner.get(ownerId) ?? [])]) {
+          // A vanished owner wakes too: its requests then answer whatever the feed says.
+          if (now !== waiter.baseline) waiter.settle('changed')
+        }
+      }
+    } catch (error) {
+      this.options.onError?.(error)
+    } finally {
+      this.polling = false
+      this.schedule()
+    }
+  }
+}

@@ -1,0 +1,42 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+
+/**
+ * The one sealing of every token the service hands out (listing continuation tokens,
+ * changes cursors): AES-256-GCM under the deployment's cursor key, with what the token is
+ * bound to (user, folder, token kind) as associated data, so a token opened under any other
+ * binding fails authentication like a forged one. Sealed: 12-byte nonce, ciphertext,
+ * 16-byte tag, in base64url; nothing of the payload is readable.
+ */
+
+export const MAX_TOKEN_LENGTH = 256
+const NONCE_BYTES = 12
+const TAG_BYTES = 16
+/** Bytes a sealed token adds to its payload. */
+export const SEAL_OVERHEAD = NONCE_BYTES + TAG_BYTES
+const TOKEN_PATTERN = /^[A-Za-z0-9_-]+$/
+
+export function sealToken(key: Buffer, plain: Buffer, binding: string): string {
+  const nonce = randomBytes(NONCE_BYTES)
+  const cipher = createCipheriv('aes-256-gcm', key, nonce)
+  cipher.setAAD(Buffer.from(binding, 'utf8'))
+  const sealed = Buffer.concat([nonce, cipher.update(plain), cipher.final()])
+  return Buffer.concat([sealed, cipher.getAuthTag()]).toString('base64url')
+}
+
+/** The payload, or null for anything `key` did not seal for `binding` or shorter than `minPlain`. */
+export function openToken(key: Buffer, token: string, binding: string, minPlain: number): Buffer | null {
+  if (token.length > MAX_TOKEN_LENGTH || !TOKEN_PATTERN.test(token)) return null
+  const raw = Buffer.from(token, 'base64url')
+  if (raw.length < SEAL_OVERHEAD + minPlain) return null
+  const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, NONCE_BYTES))
+  decipher.setAAD(Buffer.from(binding, 'utf8'))
+  decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES))
+  try {
+    return Buffer.concat([
+      decipher.update(raw.subarray(NONCE_BYTES, raw.length - TAG_BYTES)),
+      decipher.final(),
+    ])
+  } catch {
+    return null // altered, truncated, another key or another binding
+  }
+}

@@ -1,0 +1,29 @@
+import type { ServingStore } from '../store/store.js'
+import { ChangesCursors } from '../feed/changes-cursor.js'
+import { CursorSealer } from './cursor.js'
+
+/** The deployment's token sealers, both under the one cursor key kept in the database. */
+export interface TokenSealers {
+  /** continuation tokens of the listing's next and prev links */
+  listing: CursorSealer
+  /** changes cursors (the feed's and the listing's rel="changes" link) */
+  changes: ChangesCursors
+}
+
+/** Reads the deployment key once, shared by the listing and the feed (again after a failed read). */
+export class DeploymentSealers {
+  private pending: Promise<TokenSealers> | null = null
+
+  constructor(private readonly store: Pick<ServingStore, 'cursorKey'>) {}
+
+  get(): Promise<TokenSealers> {
+    this.pending ??= this.store.cursorKey().then(
+      (key) => ({ listing: new CursorSealer(key), changes: new ChangesCursors(key) }),
+      (error: unknown) => {
+        this.pending = null
+        throw error
+      },
+    )
+    return this.pending
+  }
+}

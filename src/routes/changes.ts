@@ -1,0 +1,82 @@
+import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox'
+import type { ServingStore } from '../store/store.js'
+import { FolderChanges } from '../schemas/changes.js'
+import { ChangesQuery } from '../schemas/changes-query.js'
+import { Problem } from '../schemas/problem.js'
+import { refTo } from '../schemas/ref.js'
+import { authenticate } from '../http/auth.js'
+import { problems } from '../http/problems.js'
+import { refuseOtherMethods } from '../http/method-not-allowed.js'
+import { CHANGES_PATH, changesRequest, type ChangesFeed } from '../feed/changes.js'
+
+/** GET /v1/folders/changes: what changed among the direct sub-folders of one parent. */
+
+export interface ChangesRouteOptions {
+  /** authenticates every request (the session lookup also reads the listing generation) */
+  store: Pick<ServingStore, 'findSessionUser'>
+  feed: ChangesFeed
+}
+
+const CHANGES_METHODS = ['GET', 'HEAD']
+
+/** Every answer is a fresh read of a moving feed: nothing may store or reuse it. */
+export const CHANGES_CACHE_CONTROL = 'no-store'
+
+export const changesSchema = {
+  summary: 'Changes to the direct sub-folders of a folder (or of the root) since a cursor',
+  description:
+    'upsert, remove and owner entries in commit order, each folder at most once; with `wait`, held until a change commits. A client that applies them to a listing read from the same point holds the listing.',
+  operationId: 'listFolderChanges',
+  tags: ['folders'],
+  security: [{ sessionCookie: [] }],
+  querystring: ChangesQuery,
+  response: {
+    200: refTo(FolderChanges),
+    400: refTo(Problem),
+    401: refTo(Problem),
+    403: refTo(Problem),
+    404: refTo(Problem),
+    410: refTo(Problem),
+    429: refTo(Problem),
+    500: refTo(Problem),
+    503: refTo(Problem),
+  },
+}
+
+export const changesRoutes: FastifyPluginCallbackTypebox<ChangesRouteOptions> = (
+  app,
+  { store, feed },
+  done,
+) => {
+  app.get(CHANGES_PATH, { schema: changesSchema, onRequest: authenticate(store) }, async (request, reply) => {
+    // A client that goes away frees its slot at once, not when its wait would have ended.
+    const gone = new AbortController()
+    const onClose = () => {
+      if (!reply.raw.writableFinished) gone.abort()
+    }
+    reply.raw.once('close', onClose)
+    try {
+      const result = await feed.follow(request.sessionUser, changesRequest(request.query), {
+        signal: gone.signal,
+        draining: app.drainState.draining,
+      })
+      switch (result.outcome) {
+        case 'parent-not-found':
+          throw problems.folderNotFound()
+        case 'cursor-invalid':
+          throw problems.invalidParameter('cursor')
+        case 'expired':
+          throw problems.cursorExpired()
+        case 'busy':
+          throw problems.tooManyWaiters()
+        case 'answer':
+          return reply.header('cache-control', CHANGES_CACHE_CONTROL).send(result.body)
+      }
+    } finally {
+      reply.raw.off('close', onClose)
+    }
+  })
+
+  refuseOtherMethods(app, CHANGES_PATH, CHANGES_METHODS)
+  done()
+}

@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
+import { after, before, describe, it } from 'node:test'
+import { validateImport } from '../../src/import/validate-import.js'
+import { allBackends } from '../helpers/backends.js'
+import { uuid } from '../helpers/fixtures.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
+import { startService, type Service } from '../helpers/service-process.js'
+
+/**
+ * The changes feed across processes: two `serve` processes on one database. A cursor taken
+ * on one is followed on the other; a request held on one is answered within a second of a
+ * write committed by another connection; and on SIGTERM a held request is answered (no
+ * changes, the same cursor) before the process exits.
+ */
+
+const OWNER = uuid('7c000000', 1)
+const SESSION = uuid('7c000000', 2)
+const PARENT = uuid('7c000000', 3)
+const headers = { cookie: `session_id=${SESSION}` }
+
+interface ChangesJson {
+  changes: { type: string; folder?: { id: string; name: string }; id?: string }[]
+  cursor: string
+  has_more: boolean
+}
+
+for (const backend of allBackends()) {
+  describe(`${backend.name}: the changes feed across two service processes`, { skip: backend.skip }, () => {
+    let opened: Awaited<ReturnType<typeof backend.open>>
+    let a: Service
+    let b: Service
+    let sql: RawSql
+
+    const changes = async (service: Service, query: string): Promise<ChangesJson> => {
+      const res = await fetch(`${service.base}/v1/folders/changes?folder_id=${PARENT}&${query}`, { headers })
+      assert.equal(res.status, 200, await res.clone().text())
+      return (await res.json()) as ChangesJson
+    }
+    const insert = async (name: string) => {
+      const id = randomUUID()
+      await insertLiveFolder(sql, { id, name, parent: PARENT, owner: OWNER, at: Date.now() })
+      return id
+    }
+
+    before(async () => {
+      opened = await backend.open()
+      await opened.store.importData(
+        validateImport(
+          {
+            users: [{ id: OWNER, username: 'follower' }],
+            sessions: [{ id: SESSION, user_id: OWNER }],
+            folders: [{ id: PARENT, name: 'followed', owner_id: OWNER }],
+          },
+          Date.now(),
+        ),
+      )
+      ;[a, b] = await Promise.all([startService(opened.url), startService(opened.url)])
+      sql = await openRawSql(opened.url)
+    })
+    after(async () => {
+      await sql?.close()
+      await Promise.all([a?.stop(), b?.stop()])
+      await opened?.cleanup()
+    })
+
+    it('follows on B a cursor taken on A', async () => {
+      const { cursor } = await changes(a, '')
+      const id = await insert('seen on B')
+      const answer = await changes(b, `cursor=${cursor}`)
+      assert.deepEqual(
+        answer.changes.map((c) => c.folder?.id),
+        [id],
+      )
+      // and back on A from B's cursor
+      const id2 = await insert('seen on A')
+      assert.deepEqual(
+        (await changes(a, `cursor=${answer.cursor}`)).changes.map((c) => c.folder?.id),
+        [id2],
+      )
+    })
+
+    it('wakes a request held on A within a second of a commit by another connection, and one on B', async () => {
+      const { cursor } = await changes(b, '')
+      const heldA = changes(a, `cursor=${cursor}&wait=20`)
+      const heldB = changes(b, `cursor=${cursor}&wait=20`)
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      const committed = Date.now()
+      const id = await insert('wakes both')
+      for (const held of [heldA, heldB]) {
+        const answer = await held
+        assert.ok(Date.now() - committed < 1000, `answered ${Date.now() - committed} ms after the commit`)
+        assert.deepEqual(
+          answer.changes.map((c) => c.folder?.id),
+          [id],
+        )
+      }
+    })
+
+    it('answers a held request on SIGTERM before exiting', async () => {
+      const { cursor } = await changes(a, '')
+      const held = changes(a, `cursor=${cursor}&wait=30`)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const stopping = a.stop()
+      assert.deepEqual(await held, { changes: [], cursor, has_more: false })
+      assert.equal((await stopping).code, 0)
+    })
+  })
+}

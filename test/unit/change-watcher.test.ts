@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { ChangeWatcher } from '../../src/feed/watcher.js'
+
+/** The long-poll watcher against a fake generation source: one read per interval, exact wakes. */
+
+function fakeGenerations(initial: Record<string, number>) {
+  const generations = new Map(Object.entries(initial))
+  const calls: string[][] = []
+  return {
+    generations,
+    calls,
+    store: {
+      ownerGenerations: (ids: readonly string[]) => {
+        calls.push([...ids])
+        return Promise.resolve(
+          new Map(ids.flatMap((id) => (generations.has(id) ? [[id, generations.get(id) as number]] : []))),
+        )
+      },
+    },
+  }
+}
+
+const never = new AbortController().signal
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+describe('change watcher', () => {
+  it('reads nothing while no one waits, then all owners in one read per interval', async () => {
+    const fake = fakeGenerations({ a: 1, b: 5 })
+    const watcher = new ChangeWatcher(fake.store, { intervalMs: 20, maxWaiters: 10 })
+    await sleep(60)
+    assert.equal(fake.calls.length, 0)
+    const holdA = watcher.hold()
+    const holdB = watcher.hold()
+    assert.ok(holdA !== null && holdB !== null)
+    const ended = Promise.all([
+      holdA.until('a', 1, Date.now() + 150, never),
+      holdB.until('b', 5, Date.now() + 150, never),
+    ])
+    await sleep(70)
+    assert.ok(fake.calls.length >= 2 && fake.calls.length <= 4, `calls: ${fake.calls.length}`)
+    for (const ids of fake.calls) assert.deepEqual([...ids].sort(), ['a', 'b'])
+    assert.deepEqual(await ended, ['timeout', 'timeout'])
+    holdA.release()
+    holdB.release()
+    const after = fake.calls.length
+    await sleep(60)
+    assert.equal(fake.calls.length, after, 'no reads once the waits ended')
+    assert.equal(watcher.size, 0)
+  })
+
+  it('wakes exactly the waiters whose owner moved', async () => {
+    const fake = fakeGenerations({ a: 1, b: 5 })
+    const watcher = new ChangeWatcher(fake.store, { intervalMs: 10, maxWaiters: 10 })
+    const a = watcher.hold()?.until('a', 1, Date.now() + 300, never)
+    const b = watcher.hold()?.until('b', 5, Date.now() + 300, never)
+    const started = Date.now()
+    fake.generations.set('a', 2)
+    assert.equal(await a, 'changed')
+    assert.ok(Date.now() - started < 100)
+    assert.equal(await b, 'timeout')
+  })
+
+  it('bounds holds, frees a slot on release, on abort at once, and answers all on close', async () => {
+    const fake = fakeGenerations({ a: 1 })
+    const watcher = new ChangeWatcher(fake.store, { intervalMs: 10, maxWaiters: 2 })
+    const one = watcher.hold()
+    const two = watcher.hold()
+    assert.ok(one !== null && two !== null)
+    assert.equal(watcher.hold(), null)
+    const gone = new AbortController()
+    const leaving = one.until('a', 1, Date.now() + 5000, gone.signal)
+    const staying = two.until('a', 1, Date.now() + 5000, never)
+    gone.abort()
+    assert.equal(await leaving, 'gone')
+    one.release()
+    one.release() // twice is harmless
+    assert.equal(watcher.size, 1)
+    watcher.close()
+    assert.equal(await staying, 'closed')
+    assert.equal(watcher.open, false)
+  })
+})
