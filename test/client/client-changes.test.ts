@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, it } from 'node:test'
 import { FolderServiceClient, FolderServiceError, type WatchBatch } from 'folder-service/client'
 import { FakeFeed } from '../helpers/fake-feed.js'
+import { nextBatch } from '../helpers/watch-batches.js'
 import {
   problemBody,
   sendJson,
@@ -37,12 +38,6 @@ beforeEach(() => {
 const client = (options: Partial<ConstructorParameters<typeof FolderServiceClient>[0]> = {}) =>
   new FolderServiceClient({ baseUrl: server.base, sessionId: SESSION, maxRetryDelayMs: 2000, ...options })
 
-/** The next batch of a watch that has one. */
-async function nextBatch(watch: AsyncGenerator<WatchBatch>): Promise<WatchBatch> {
-  const next = await watch.next()
-  assert.equal(next.done, false)
-  return next.value
-}
 const names = (batch: WatchBatch | undefined) => batch?.folders.map((f) => f.name)
 const changesRequests = () => server.requests.filter((r) => r.url.startsWith('/v1/folders/changes'))
 

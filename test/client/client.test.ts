@@ -4,7 +4,8 @@ import { after, before, describe, it } from 'node:test'
 import { FolderServiceClient, FolderServiceError, type Folder } from 'folder-service/client'
 import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends, sqliteBackend } from '../helpers/backends.js'
-import { openRawSql } from '../helpers/raw-sql.js'
+import { insertLiveFolder, openRawSql } from '../helpers/raw-sql.js'
+import { nextBatch } from '../helpers/watch-batches.js'
 import { serveBackend, type ServedBackend } from '../helpers/served-backend.js'
 import { startService } from '../helpers/service-process.js'
 
@@ -22,6 +23,7 @@ const FROZEN = id('8000', 2)
 const SESSION = id('9000', 1)
 const FROZEN_SESSION = id('9000', 2)
 const BIG = id('a000', 0)
+const SMALL = id('a000', 1)
 const CHILDREN = 1000
 
 /**
@@ -224,6 +226,93 @@ for (const backend of allBackends()) {
         }
       },
     )
+
+    it('changes(): a raw-SQL write after a page was read arrives from its changesCursor; 410 after an import', async () => {
+      const page = await client.listFolders({ folderId: SMALL })
+      assert.ok(page.changesCursor !== null, 'the page carries a rel="changes" cursor')
+      const raw = await openRawSql(served.url)
+      try {
+        const child = id('c000', 1)
+        await insertLiveFolder(raw, { id: child, name: 'fresh', parent: SMALL, owner: OWNER, at: Date.now() })
+        const answer = await client.changes({ folderId: SMALL, cursor: page.changesCursor, wait: 5 })
+        assert.deepEqual(answer.changes, [
+          { type: 'upsert', folder: (await client.listFolders({ folderId: SMALL })).body.folders[0] },
+        ])
+        assert.equal(answer.has_more, false)
+        const quiet = await client.changes({ folderId: SMALL, cursor: answer.cursor })
+        // (a cursor is sealed anew in every answer: its text changes, its position does not)
+        assert.deepEqual({ ...quiet, cursor: '' }, { changes: [], cursor: '', has_more: false })
+
+        // A bulk import resets the feeds of the owners it touches.
+        await served.store.importData(
+          validateImport({ folders: [{ name: 'imported', folder_id: null, owner_id: OWNER }] }, Date.now()),
+        )
+        await rejectsWith(client.changes({ folderId: SMALL, cursor: answer.cursor }), {
+          status: 410,
+          code: 'CURSOR_EXPIRED',
+        })
+        await raw.run('UPDATE folders SET is_deleted = ' + raw.true + ' WHERE id = ?', child)
+      } finally {
+        await raw.close()
+      }
+    })
+
+    it('watch(): the snapshot is the walked listing; raw-SQL insert, rename and delete arrive live; 410 re-lists', async () => {
+      const walked = async (folderId: string) => {
+        const all: Folder[] = []
+        for await (const folder of client.walk(folderId, { limit: 100 })) all.push(folder)
+        return all
+      }
+      const controller = new AbortController()
+      const big = client.watch(BIG, { limit: 100, signal: controller.signal })
+      const snapshot = await nextBatch(big)
+      assert.equal(snapshot.kind, 'snapshot')
+      assert.equal(snapshot.folders.length, CHILDREN)
+      assert.deepEqual(snapshot.folders, await walked(BIG), 'all pages, sorted as the listing')
+
+      const raw = await openRawSql(served.url)
+      try {
+        const child = id('c000', 2)
+        const insert = insertLiveFolder(raw, {
+          id: child,
+          name: 'AAA first',
+          parent: BIG,
+          owner: OWNER,
+          at: Date.now(),
+        })
+        const inserted = await nextBatch(big)
+        await insert
+        assert.equal(inserted.kind, 'changes')
+        assert.deepEqual(inserted.folders, await walked(BIG))
+        assert.equal(inserted.folders[0]?.name, 'AAA first')
+
+        await raw.run(
+          'UPDATE folders SET name = ? WHERE id = ?',
+          '𝔷 renamed (astral: after every BMP name)',
+          child,
+        )
+        const renamed = await nextBatch(big)
+        assert.deepEqual(renamed.folders, await walked(BIG))
+        assert.equal(renamed.folders.at(-1)?.name, '𝔷 renamed (astral: after every BMP name)')
+
+        await raw.run('UPDATE folders SET is_deleted = ' + raw.true + ' WHERE id = ?', child)
+        const deleted = await nextBatch(big)
+        assert.deepEqual(deleted.kind === 'changes' ? deleted.changes : [], [{ type: 'remove', id: child }])
+        assert.deepEqual(deleted.folders, await walked(BIG))
+
+        await served.store.importData(
+          validateImport({ folders: [{ name: 'imported', folder_id: BIG, owner_id: OWNER }] }, Date.now()),
+        )
+        const relisted = await nextBatch(big)
+        assert.equal(relisted.kind, 'snapshot', 'after the 410 the watch listed again')
+        assert.deepEqual(relisted.folders, await walked(BIG))
+        assert.equal(relisted.folders.length, CHILDREN + 1)
+      } finally {
+        controller.abort()
+        await raw.close()
+      }
+      await assert.rejects(big.next(), (e: unknown) => e instanceof DOMException && e.name === 'AbortError')
+    })
 
     it('an AbortSignal cancels a listing and a walk', async () => {
       await assert.rejects(
