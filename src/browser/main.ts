@@ -1,11 +1,14 @@
 import { FolderServiceClient, FolderServiceError, type FolderPage } from '../client/index.js'
+import { folderName, lookUpNames, rememberNames } from './folder-names.js'
+import { followChanges } from './live-follow.js'
 import { clearSessionId, isSessionId, readSessionId, setSessionId } from './session-cookie.js'
-import { parseViewState, stateForLink, viewHash, type Crumb, type ViewState } from './view-state.js'
+import { parseViewState, stateForLink, viewHash, type ViewState } from './view-state.js'
 
 /**
  * The folder browser page: renders the listing named by the URL fragment (view-state.ts)
- * with the typed client, and the service's error states. The DOM is built with
- * createElement and textContent only (the CSP enforces Trusted Types).
+ * with the typed client, and the service's error states, and keeps the shown page live
+ * (live-follow.ts) while the tab is visible. The DOM is built with createElement and
+ * textContent only (the CSP enforces Trusted Types).
  */
 
 const client = new FolderServiceClient({
@@ -45,6 +48,13 @@ const ui = {
 }
 
 let inFlight: AbortController | null = null
+/** stops following the open page's changes; null when not following */
+let stopLive: (() => void) | null = null
+
+function endLive(): void {
+  stopLive?.()
+  stopLive = null
+}
 
 function showSignIn(reason: string | null): void {
   ui.browser.hidden = true
@@ -69,9 +79,12 @@ function showState(text: string, options: { retry?: boolean; root?: boolean } = 
   ui.total.textContent = ''
 }
 
-function renderBreadcrumbs(trail: Crumb[]): void {
+function renderBreadcrumbs(trail: string[]): void {
   const items = [{ label: 'Home', state: { trail: [] } as ViewState }]
-  trail.forEach((crumb, i) => items.push({ label: crumb.name, state: { trail: trail.slice(0, i + 1) } }))
+  // A name not known yet reads "Folder" until lookUpNames finds it in the parent's listing.
+  trail.forEach((id, i) =>
+    items.push({ label: folderName(id) ?? 'Folder', state: { trail: trail.slice(0, i + 1) } }),
+  )
   ui.breadcrumbs.replaceChildren(
     ...items.map((item, i) => {
       const li = document.createElement('li')
@@ -91,7 +104,7 @@ function renderBreadcrumbs(trail: Crumb[]): void {
   )
 }
 
-function setLink(anchor: HTMLAnchorElement, href: string | undefined, trail: Crumb[]): void {
+function setLink(anchor: HTMLAnchorElement, href: string | undefined, trail: string[]): void {
   anchor.hidden = href === undefined
   if (href === undefined) anchor.removeAttribute('href')
   else anchor.href = viewHash(stateForLink(trail, href))
@@ -99,13 +112,14 @@ function setLink(anchor: HTMLAnchorElement, href: string | undefined, trail: Cru
 
 function renderPage(view: ViewState, page: FolderPage): void {
   const { folders, total, page: number, limit } = page.body
+  rememberNames(folders)
   ui.state.hidden = true
   const pageSize = view.limit === undefined ? {} : { limit: view.limit }
   ui.folders.replaceChildren(
     ...folders.map((folder) => {
       const li = document.createElement('li')
       const a = document.createElement('a')
-      a.href = viewHash({ trail: [...view.trail, { id: folder.id, name: folder.name }], ...pageSize })
+      a.href = viewHash({ trail: [...view.trail, folder.id], ...pageSize })
       a.textContent = folder.name
       li.append(a)
       return li
@@ -155,8 +169,37 @@ function renderError(error: unknown): void {
   }
 }
 
+/** The last page when `page` lies beyond it (the fragment asked for a page that is not there), else null. */
+function pageInRange(page: FolderPage): number | null {
+  const { folders, total, page: number, limit } = page.body
+  const last = Math.max(1, Math.ceil(total / limit))
+  return folders.length === 0 && number > last ? last : null
+}
+
+function listView(view: ViewState, signal: AbortSignal): Promise<FolderPage> {
+  return client.listFolders(
+    { folderId: view.trail.at(-1) ?? null, page: view.page, limit: view.limit, cursor: view.cursor },
+    { signal },
+  )
+}
+
+/** Follows the shown page's changes while the tab is visible; each change lists the page again in place. */
+function goLive(view: ViewState, page: FolderPage): void {
+  endLive()
+  if (page.changesCursor === null || document.visibilityState === 'hidden') return
+  stopLive = followChanges(client, view.trail.at(-1) ?? null, page.changesCursor, {
+    changed: async (signal) => {
+      const fresh = await listView(view, signal)
+      if (pageInRange(fresh) === null) renderPage(view, fresh)
+      else void render() // the page emptied past the end: land on the last one
+    },
+    failed: () => void render(), // shows the state (gone, signed out, frozen)
+  })
+}
+
 async function render(): Promise<void> {
   inFlight?.abort()
+  endLive()
   if (readSessionId() === null) {
     showSignIn(null)
     return
@@ -170,11 +213,20 @@ async function render(): Promise<void> {
   inFlight = controller
   ui.browser.setAttribute('aria-busy', 'true')
   try {
-    const page = await client.listFolders(
-      { folderId: view.trail.at(-1)?.id ?? null, page: view.page, limit: view.limit, cursor: view.cursor },
-      { signal: controller.signal },
-    )
+    const page = await listView(view, controller.signal)
+    const last = pageInRange(page)
+    if (last !== null) {
+      // Beyond the last page: show the last one instead (the same history entry).
+      history.replaceState(null, '', viewHash({ trail: view.trail, page: last, limit: page.body.limit }))
+      void render()
+      return
+    }
     renderPage(view, page)
+    renderBreadcrumbs(view.trail)
+    goLive(view, page)
+    if (view.trail.some((id) => folderName(id) === undefined)) {
+      if (await lookUpNames(client, view.trail, controller.signal)) renderBreadcrumbs(view.trail)
+    }
   } catch (error) {
     if (controller.signal.aborted) return // a newer render took over
     renderError(error)
@@ -222,5 +274,10 @@ ui.limit.addEventListener('change', () => {
 })
 // Clicks on the page's #links and the back and forward buttons.
 window.addEventListener('popstate', () => void render())
+// No held request while nobody looks; on return, the page is listed again and followed anew.
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'hidden') endLive()
+  else if (!ui.browser.hidden && stopLive === null) void render()
+})
 
 void render()

@@ -1,49 +1,50 @@
 /**
  * Where the browser is, kept in the URL fragment so that reload, the back button and a
- * bookmark all land on the same place, and so that folder names never reach the server's
- * or a proxy's logs (a fragment is not sent with requests):
+ * bookmark all land on the same place (a fragment is not sent with requests):
  *
- *   #in=<id>:<name>&in=<id>:<name>&page=2&limit=20&cursor=<token>
+ *   #in=<id>&in=<id>&page=2&limit=20&cursor=<token>
  *
- * `in` is the breadcrumb trail from the root (a UUID has a fixed length, so the first `:`
- * ends it); page, limit and cursor are those of the listing, copied from a Link target.
+ * `in` is the trail of folder ids from the root; page, limit and cursor are those of the
+ * listing, copied from a Link target. Folder names are never taken from the fragment (anyone
+ * can write one into a link): they come from the service (folder-names.ts). `in=<id>:<text>`,
+ * the form of older bookmarks, is accepted and its text ignored.
  */
 
-export interface Crumb {
-  id: string
-  name: string
-}
-
 export interface ViewState {
-  trail: Crumb[]
+  /** folder ids from the root down to the open folder */
+  trail: string[]
   page?: number
   limit?: number
   cursor?: string
 }
 
-const CRUMB = /^([0-9a-fA-F-]{36}):(.*)$/s
-const POSITIVE = /^[1-9][0-9]{0,9}$/
+const CRUMB = /^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(?::.*)?$/s
+const POSITIVE = /^[1-9][0-9]*$/
+/** The service's bounds (docs/api.md "Query parameters"): larger values would be a 400. */
+export const MAX_PAGE = 2147483647
+const MAX_LIMIT = 100
 
 export function parseViewState(hash: string): ViewState {
   const params = new URLSearchParams(hash.replace(/^#/, ''))
-  const trail: Crumb[] = []
+  const trail: string[] = []
   for (const value of params.getAll('in')) {
     const match = CRUMB.exec(value)
-    if (match !== null) trail.push({ id: match[1] ?? '', name: match[2] ?? '' })
+    if (match?.[1] !== undefined) trail.push(match[1].toLowerCase())
   }
   const state: ViewState = { trail }
   const page = params.get('page')
   const limit = params.get('limit')
   const cursor = params.get('cursor')
-  if (page !== null && POSITIVE.test(page)) state.page = Number(page)
-  if (limit !== null && POSITIVE.test(limit)) state.limit = Number(limit)
+  // Beyond the last page is not an error to the service; beyond its range is: clamp to it.
+  if (page !== null && POSITIVE.test(page)) state.page = Math.min(Number(page), MAX_PAGE)
+  if (limit !== null && POSITIVE.test(limit)) state.limit = Math.min(Number(limit), MAX_LIMIT)
   if (cursor !== null && cursor !== '') state.cursor = cursor
   return state
 }
 
 export function viewHash(state: ViewState): string {
   const params = new URLSearchParams()
-  for (const crumb of state.trail) params.append('in', `${crumb.id}:${crumb.name}`)
+  for (const id of state.trail) params.append('in', id)
   if (state.page !== undefined) params.set('page', String(state.page))
   if (state.limit !== undefined) params.set('limit', String(state.limit))
   if (state.cursor !== undefined) params.set('cursor', state.cursor)
@@ -54,7 +55,7 @@ export function viewHash(state: ViewState): string {
  * The state a Link target leads to: the same trail, with the link's own page, limit and
  * cursor (whatever it carries is passed on; nothing is computed from page numbers).
  */
-export function stateForLink(trail: Crumb[], href: string): ViewState {
+export function stateForLink(trail: string[], href: string): ViewState {
   const query = new URL(href).searchParams
   const state = parseViewState(
     new URLSearchParams(
