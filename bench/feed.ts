@@ -146,16 +146,25 @@ async function measure(
     const many = new Agent({ keepAlive: false, maxSockets: Infinity })
     let answeredAt: number[] = []
     const held: Promise<void>[] = []
+    let failed = 0
+    let firstFailure = ''
     for (let i = 0; i < waiters; i++) {
       held.push(
-        get(port, `${changesPath}&cursor=${present.cursor}&wait=60`, many).then((answer) => {
-          if (answer.status !== 200) throw new Error(`held: ${answer.status} ${answer.body}`)
-          answeredAt.push(performance.now())
-        }),
+        get(port, `${changesPath}&cursor=${present.cursor}&wait=60`, many).then(
+          (answer) => {
+            if (answer.status !== 200) throw new Error(`held: ${answer.status} ${answer.body}`)
+            answeredAt.push(performance.now())
+          },
+          (error: unknown) => {
+            failed++
+            firstFailure ||= String(error)
+          },
+        ),
       )
-      if (i % 500 === 499) await new Promise((resolve) => setTimeout(resolve, 50))
+      // paced, so that connections are not refused by a full accept queue
+      if (i % 250 === 249) await new Promise((resolve) => setTimeout(resolve, 100))
     }
-    await new Promise((resolve) => setTimeout(resolve, 3000))
+    await new Promise((resolve) => setTimeout(resolve, 5000))
     if (answeredAt.length > 0)
       throw new Error(`${answeredAt.length} held requests answered before any change`)
     const heldRss = readRss(service.pid) ?? Number.NaN
@@ -167,6 +176,7 @@ async function measure(
     await sql.run('UPDATE folders SET name = ? WHERE id = ?', `wake ${randomUUID()}`, childId(1))
     await Promise.all(held)
     const delays = answeredAt.map((at) => at - committed)
+    if (failed > 0) log(`  ${failed} held requests failed (first: ${firstFailure})`)
     many.destroy()
     return {
       backend,

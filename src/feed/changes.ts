@@ -101,6 +101,8 @@ export class ChangesFeed {
    * (no rows: it parks again and the next poll wakes it) but a fresh request must not.
    */
   private readonly reading = new Map<string, Promise<ChangesResult>>()
+  /** The answer of a read, built once for all the requests that shared it. */
+  private readonly bodies = new WeakMap<ChangesRead, FolderChangesBody>()
 
   constructor(
     private readonly store: Pick<ServingStore, 'readChanges'>,
@@ -124,10 +126,14 @@ export class ChangesFeed {
       const result = await (woken ? this.shared(query) : this.store.readChanges(query))
       return result.outcome === 'changes' ? result : { outcome: result.outcome }
     }
-    const answer = (result: ChangesRead): FeedOutcome => ({
-      outcome: 'answer',
-      body: changesBody(result, cursors, binding),
-    })
+    const answer = (result: ChangesRead): FeedOutcome => {
+      let body = this.bodies.get(result)
+      if (body === undefined) {
+        body = changesBody(result, cursors, binding)
+        this.bodies.set(result, body)
+      }
+      return { outcome: 'answer', body }
+    }
     if (after === null || cursor === null || wait === 0 || options.draining || !this.watcher.open) {
       const result = await read()
       return 'rows' in result ? answer(result) : result

@@ -1,10 +1,11 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox'
 import type { ServingStore } from '../store/store.js'
-import { FolderChanges } from '../schemas/changes.js'
+import { FolderChanges, type FolderChangesBody } from '../schemas/changes.js'
 import { ChangesQuery } from '../schemas/changes-query.js'
 import { Problem } from '../schemas/problem.js'
 import { refTo } from '../schemas/ref.js'
 import { authenticate } from '../http/auth.js'
+import { JSON_CONTENT_TYPE, serializedText } from '../http/serialized.js'
 import { problems } from '../http/problems.js'
 import { refuseOtherMethods } from '../http/method-not-allowed.js'
 import { CHANGES_PATH, changesRequest, type ChangesFeed } from '../feed/changes.js'
@@ -48,6 +49,10 @@ export const changesRoutes: FastifyPluginCallbackTypebox<ChangesRouteOptions> = 
   { store, feed },
   done,
 ) => {
+  // Requests woken by one commit share one answer body (see ChangesFeed): serialised once,
+  // by the 200 schema, for all of them.
+  const serialized = new WeakMap<FolderChangesBody, string>()
+
   app.get(CHANGES_PATH, { schema: changesSchema, onRequest: authenticate(store) }, async (request, reply) => {
     // A client that goes away frees its slot at once, not when its wait would have ended.
     const gone = new AbortController()
@@ -69,8 +74,14 @@ export const changesRoutes: FastifyPluginCallbackTypebox<ChangesRouteOptions> = 
           throw problems.cursorExpired()
         case 'busy':
           throw problems.tooManyWaiters()
-        case 'answer':
-          return reply.header('cache-control', CHANGES_CACHE_CONTROL).send(result.body)
+        case 'answer': {
+          let text = serialized.get(result.body)
+          if (text === undefined) {
+            text = serializedText(reply, result.body)
+            serialized.set(result.body, text)
+          }
+          return reply.header('cache-control', CHANGES_CACHE_CONTROL).type(JSON_CONTENT_TYPE).send(text)
+        }
       }
     } finally {
       reply.raw.off('close', onClose)

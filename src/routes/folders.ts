@@ -6,6 +6,7 @@ import { refTo } from '../schemas/ref.js'
 import { ListFoldersQuery } from '../schemas/list-folders-query.js'
 import { authenticate } from '../http/auth.js'
 import { conditionalGet } from '../http/conditional-get.js'
+import { JSON_CONTENT_TYPE, serializedText } from '../http/serialized.js'
 import type { FastifyReply } from 'fastify'
 import type { CachedListing } from '../listing/listing-cache.js'
 import { LIST_PATH, listingQuery, type Listings } from '../listing/listing.js'
@@ -31,7 +32,6 @@ function sendListing(reply: FastifyReply, listing: CachedListing): FastifyReply 
     .type(JSON_CONTENT_TYPE)
     .send(listing.body)
 }
-const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 
 export const listFoldersSchema = {
   summary: 'List the direct sub-folders of a folder (or of the root)',
@@ -64,11 +64,7 @@ export const foldersRoutes: FastifyPluginCallbackTypebox<FoldersRouteOptions> = 
     LIST_PATH,
     { schema: listFoldersSchema, onRequest: authenticate(store) },
     async (request, reply) => {
-      // The schema serialiser returns a string; the type also admits custom serialisers' buffers.
-      const serialize = (body: FolderListBody) => {
-        const bytes = reply.serialize(body)
-        return typeof bytes === 'string' ? bytes : new TextDecoder().decode(bytes)
-      }
+      const serialize = (body: FolderListBody) => serializedText(reply, body)
       const listing = await listings.answer(request.sessionUser, listingQuery(request.query), serialize)
       if (listing === null) throw problems.folderNotFound()
       return sendListing(reply, listing)
