@@ -1,6 +1,7 @@
 import type { QueryConfig } from 'pg'
 import { formatTimestamp } from '../../time.js'
 import {
+  MissingCursorKeyError,
   StoreUnavailableError,
   type CheckpointsQuery,
   type FolderKey,
@@ -339,7 +340,7 @@ export class PostgresStore implements Store {
       READ,
     )
     const key = rows[0]
-    if (key === undefined) throw new Error('the cursor key is missing: run the migrations')
+    if (key === undefined) throw new MissingCursorKeyError()
     return key.value
   }
 
