@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3'
 import {
   type ChangesQuery,
   type ChangesResult,
+  MissingCursorKeyError,
   type CheckpointsQuery,
   type FolderKey,
   type FolderPage,
@@ -359,7 +360,11 @@ export class SqliteStore implements Store {
   }
 
   cursorKey(): Promise<Uint8Array> {
-    return this.run(() => this.q.cursorKey.get() as Buffer)
+    return this.run(() => {
+      const key = this.q.cursorKey.get() as Buffer | undefined
+      if (key === undefined) throw new MissingCursorKeyError()
+      return key
+    })
   }
 
   /** Holds the connection (one write transaction) until the source is exhausted and checked. */
