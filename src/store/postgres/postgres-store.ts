@@ -1,6 +1,7 @@
 import type { QueryConfig } from 'pg'
 import { formatTimestamp } from '../../time.js'
 import {
+  MissingCursorKeyError,
   StoreUnavailableError,
   type ChangesQuery,
   type ChangesResult,
@@ -241,10 +242,9 @@ function changesStatement(
     name,
     text: `WITH state AS (
         SELECT u.username, u.avatar_url, u.listing_generation::text AS present, ${parentCheck} AS parent_ok,
-               EXISTS (SELECT 1 FROM folder_changes WHERE owner_id = $1
-                          AND kind IN ('folder', 'owner', 'reset') AND generation = $2::int8)
+               EXISTS (SELECT 1 FROM folder_changes WHERE generation = $2::int8 AND owner_id = $1)
                AND NOT EXISTS (SELECT 1 FROM folder_changes WHERE owner_id = $1
-                          AND kind = 'reset' AND generation > $2::int8) AS valid
+                          AND kind = 'reset' AND parent_id IS NULL AND generation > $2::int8) AS valid
           FROM users AS u WHERE u.id = $1
       ),
       log AS (
@@ -253,7 +253,7 @@ function changesStatement(
             WHERE owner_id = $1 AND kind = 'folder' AND ${logParent} AND ${after})
           UNION ALL
           (SELECT id, generation, kind, folder_id FROM folder_changes
-            WHERE owner_id = $1 AND kind = 'owner' AND ${after})
+            WHERE owner_id = $1 AND kind = 'owner' AND parent_id IS NULL AND ${after})
         ) AS merged
         WHERE (SELECT parent_ok AND coalesce(valid, false) FROM state)
         ORDER BY generation, id LIMIT $4::int8
@@ -308,10 +308,9 @@ const PRUNE_CHANGES: QueryConfig = {
        ORDER BY c.generation LIMIT $2::int8)`,
 }
 
-/** $1 session id, $2 now: the authentication of every request, one round trip. */
 /**
- * The sessions of a batch of requests (see batched-lookups.ts) with their users and
- * listing generations. Expiry is compared per request in JavaScript, against that
+ * $1 session ids: the sessions of a batch of requests (see batched-lookups.ts) with their
+ * users and listing generations, the authentication of each request in one round trip. Expiry is compared per request in JavaScript, against that
  * request's own clock reading, exactly as `expires_at > now` would.
  */
 const SESSION_USERS: QueryConfig = {
@@ -481,7 +480,7 @@ export class PostgresStore implements Store {
       READ,
     )
     const key = rows[0]
-    if (key === undefined) throw new Error('the cursor key is missing: run the migrations')
+    if (key === undefined) throw new MissingCursorKeyError()
     return key.value
   }
 
