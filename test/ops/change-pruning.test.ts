@@ -30,15 +30,16 @@ for (const backend of allBackends()) {
             Date.now(),
           ),
         )
-        const insertRow = (ageDays: number) =>
-          sql.run(
-            "INSERT INTO folder_changes (owner_id, generation, kind, parent_id, folder_id) VALUES (?, ?, 'folder', NULL, ?)",
-            owner,
-            (Date.now() - ageDays * DAY_MS) * 1000,
-            folder,
-          )
-        await insertRow(3)
-        await insertRow(1)
+        // Two writes by raw SQL; the older one's log row is then aged past the retention.
+        await sql.run('UPDATE folders SET name = ? WHERE id = ?', 'renamed once', folder)
+        await sql.run('UPDATE folders SET name = ? WHERE id = ?', 'renamed twice', folder)
+        await sql.run(
+          `UPDATE folder_changes SET generation = ? WHERE owner_id = ? AND generation =
+             (SELECT min(generation) FROM folder_changes WHERE owner_id = ? AND kind = 'folder')`,
+          (Date.now() - 3 * DAY_MS) * 1000,
+          owner,
+          owner,
+        )
         const rows = () => sql.value('SELECT count(*) FROM folder_changes WHERE owner_id = ?', owner)
         const before = await rows()
         const service = await startService(opened.url, { CHANGE_RETENTION_DAYS: '2' })
@@ -48,7 +49,11 @@ for (const backend of allBackends()) {
             await new Promise((resolve) => setTimeout(resolve, 100))
             after = await rows()
           }
-          assert.equal(after, before - 1, 'the 3-day-old row is gone, the 1-day-old and current ones stay')
+          assert.equal(
+            after,
+            before - 1,
+            'the aged row is gone; the current generation and the recent rows stay',
+          )
         } finally {
           await service.stop()
         }
