@@ -6,16 +6,20 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
 import pg from 'pg'
+import { folderChangesFunction } from '../src/store/postgres/postgres-migrations.js'
+import { changeTriggers } from '../src/store/sqlite/sqlite-migrations.js'
 import { generateDataSet, type DataSet } from './dataset.js'
 import { benchDatabase, type BenchDatabase } from './postgres.js'
 import { importData } from './service.js'
 import { openDatabase } from './writer.js'
 
 /**
- * What the listing generation costs a writer: single-row inserts and renames, each its own
- * transaction, through a plain connection (the writer process's statements), on two copies
- * of one data set, one with the generation triggers and one without them. Rounds alternate
- * between the copies so that other load on the machine falls on both alike.
+ * What the change log and the listing generation cost a writer: single-row inserts and
+ * renames, each its own transaction, through a plain connection (the writer process's
+ * statements), on three copies of one data set: as migrated (generations and change log),
+ * with the folder triggers made again without the log (generations only), and without the
+ * folder triggers of generations and log at all. Rounds rotate between the copies so that
+ * other load on the machine falls on all alike: compare the ratios of one run.
  *
  *   node --import tsx bench/generation-cost.ts [--writes N] [--rounds N] [--db postgres://...]
  *
@@ -24,83 +28,114 @@ import { openDatabase } from './writer.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
-const TRIGGERS = ['folders_generation_insert', 'folders_generation_delete', 'folders_generation_update']
+const FOLDER_TRIGGERS = ['folders_changes_insert', 'folders_changes_delete', 'folders_changes_update']
+
+const LABELS = ['with the change log', 'generations only', 'neither'] as const
+type Label = (typeof LABELS)[number]
 
 interface Copy {
-  label: 'with triggers' | 'without'
+  label: Label
   url: string
 }
 
-interface Rates {
-  insertsPerSecond: number[]
-  renamesPerSecond: number[]
-}
-
-async function dropTriggers(url: string): Promise<void> {
+/** Turns a migrated copy into `label`'s: the log left out of the triggers, or the triggers dropped. */
+async function strip(url: string, label: Label): Promise<void> {
+  if (label === 'with the change log') return
   if (url.startsWith('sqlite:')) {
     const db = new Database(url.slice('sqlite:'.length))
-    for (const name of TRIGGERS) db.exec(`DROP TRIGGER ${name}`)
+    // changeTriggers makes the users triggers too: all five are made again without the log.
+    const dropped =
+      label === 'neither'
+        ? FOLDER_TRIGGERS
+        : [...FOLDER_TRIGGERS, 'users_changes_insert', 'users_changes_update']
+    for (const name of dropped) db.exec(`DROP TRIGGER ${name}`)
+    if (label === 'generations only') db.exec(changeTriggers({ log: false }))
     db.close()
     return
   }
   const client = new pg.Client({ connectionString: url })
   await client.connect()
-  for (const name of TRIGGERS) await client.query(`DROP TRIGGER ${name} ON folders`)
+  if (label === 'generations only') await client.query(folderChangesFunction({ log: false }))
+  else for (const name of FOLDER_TRIGGERS) await client.query(`DROP TRIGGER ${name} ON folders`)
   await client.end()
 }
 
+/** Microseconds a write took: wall clock, and this process's CPU (SQLite's work runs in it). */
+interface Cost {
+  wall: number
+  cpu: number
+}
+
+/** Runs `writes` calls of `write` one after another; what each cost on average. */
+async function timed(writes: number, write: (i: number) => Promise<void>): Promise<Cost> {
+  const started = performance.now()
+  const cpu = process.cpuUsage()
+  for (let i = 0; i < writes; i++) await write(i)
+  const used = process.cpuUsage(cpu)
+  return { wall: ((performance.now() - started) * 1000) / writes, cpu: (used.user + used.system) / writes }
+}
+
 /** `writes` inserts then as many renames, one statement and transaction each, one after another. */
-async function round(url: string, data: DataSet, writes: number): Promise<[number, number]> {
+async function round(url: string, data: DataSet, writes: number): Promise<{ inserts: Cost; renames: Cost }> {
   const { db, sql } = openDatabase(url)
   try {
     const parents = data.small
     const inserted: { id: string; owner: string }[] = []
-    let started = performance.now()
-    for (let i = 0; i < writes; i++) {
+    const inserts = await timed(writes, async (i) => {
       const parent = parents[i % parents.length] as DataSet['small'][number]
       const id = randomUUID()
       const now = Date.now()
       await db.run(sql.insert, [id, `cost ${i}`, parent.folderId, parent.ownerId, now, now])
       inserted.push({ id, owner: parent.ownerId })
-    }
-    const inserts = writes / ((performance.now() - started) / 1000)
-    started = performance.now()
-    for (const [i, folder] of inserted.entries())
+    })
+    const renames = await timed(writes, async (i) => {
+      const folder = inserted[i] as { id: string; owner: string }
       await db.run(sql.rename, [`renamed ${i}`, Date.now(), folder.id, folder.owner])
-    const renames = writes / ((performance.now() - started) / 1000)
-    return [inserts, renames]
+    })
+    return { inserts, renames }
   } finally {
     await db.close()
   }
 }
 
-async function backend(name: string, copies: Copy[], data: DataSet, writes: number, rounds: number) {
-  const rates = new Map<Copy['label'], Rates>(
-    copies.map((c) => [c.label, { insertsPerSecond: [], renamesPerSecond: [] }]),
-  )
+const median = (values: number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
+
+/**
+ * Per round, the copies run back to back (rotated, so that none always runs first), and
+ * the ratios are taken within the round: a load that comes and goes on a shared machine
+ * then falls on both sides of a ratio. Reported: medians over the rounds.
+ */
+async function backend(
+  name: string,
+  copies: Copy[],
+  data: DataSet,
+  writes: number,
+  rounds: number,
+  cpu: boolean,
+) {
+  const costs: Record<Label, { inserts: Cost; renames: Cost }>[] = []
   for (let r = 0; r < rounds; r++) {
-    for (const copy of r % 2 === 0 ? copies : [...copies].reverse()) {
-      const [inserts, renames] = await round(copy.url, data, writes)
-      const mine = rates.get(copy.label) as Rates
-      mine.insertsPerSecond.push(inserts)
-      mine.renamesPerSecond.push(renames)
+    const results = {} as Record<Label, { inserts: Cost; renames: Cost }>
+    for (const copy of [...copies.slice(r % copies.length), ...copies.slice(0, r % copies.length)]) {
+      results[copy.label] = await round(copy.url, data, writes)
     }
+    costs.push(results)
   }
-  const median = (values: number[]) =>
-    [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
-  const line = (label: Copy['label']) => {
-    const mine = rates.get(label) as Rates
-    return { inserts: median(mine.insertsPerSecond), renames: median(mine.renamesPerSecond) }
+  const line = (kind: 'inserts' | 'renames', measure: keyof Cost) => {
+    const us = (label: Label) => median(costs.map((c) => c[label][kind][measure]))
+    const ratio = (label: Label) =>
+      median(costs.map((c) => c['with the change log'][kind][measure] / c[label][kind][measure])).toFixed(2)
+    return (
+      `  ${kind}, ${measure === 'wall' ? 'wall clock' : 'CPU'} us a write: ${us('with the change log').toFixed(0)} with the change log, ` +
+      `${us('generations only').toFixed(0)} generations only, ${us('neither').toFixed(0)} neither; ` +
+      `the log costs ${ratio('generations only')}x, log and generations ${ratio('neither')}x\n`
+    )
   }
-  const withT = line('with triggers')
-  const without = line('without')
-  const us = (withRate: number, withoutRate: number) => (1e6 / withRate - 1e6 / withoutRate).toFixed(0)
+  const measures: (keyof Cost)[] = cpu ? ['wall', 'cpu'] : ['wall']
   process.stdout.write(
-    `${name}: median of ${rounds} rounds of ${writes} single-statement transactions\n` +
-      `  inserts/s: ${Math.round(withT.inserts)} with the generation triggers, ${Math.round(without.inserts)} without ` +
-      `(${us(withT.inserts, without.inserts)} us more a write)\n` +
-      `  renames/s: ${Math.round(withT.renames)} with, ${Math.round(without.renames)} without ` +
-      `(${us(withT.renames, without.renames)} us more a write)\n`,
+    `${name}: medians of ${rounds} rounds of ${writes} single-statement transactions\n` +
+      measures.map((m) => line('inserts', m) + line('renames', m)).join(''),
   )
 }
 
@@ -134,13 +169,15 @@ async function main(): Promise<void> {
         log: (line) => process.stdout.write(`${line}\n`),
       })
 
-    const sqlite: Copy[] = [
-      { label: 'with triggers', url: `sqlite:${join(tmp, 'with.db')}` },
-      { label: 'without', url: `sqlite:${join(tmp, 'without.db')}` },
-    ]
-    for (const copy of sqlite) await load(copy.url)
-    await dropTriggers((sqlite[1] as Copy).url)
-    await backend('SQLite (WAL, synchronous NORMAL)', sqlite, data, writes, rounds)
+    const sqlite = LABELS.map((label): Copy => ({
+      label,
+      url: `sqlite:${join(tmp, `${label.replace(/ /g, '-')}.db`)}`,
+    }))
+    for (const copy of sqlite) {
+      await load(copy.url)
+      await strip(copy.url, copy.label)
+    }
+    await backend('SQLite (WAL, synchronous NORMAL)', sqlite, data, writes, rounds, true)
 
     const base = values.db ?? process.env.TEST_DATABASE_URL
     if (base === undefined || base === '') {
@@ -148,16 +185,16 @@ async function main(): Promise<void> {
       return
     }
     const postgres: Copy[] = []
-    for (const label of ['with triggers', 'without'] as const) {
+    for (const label of LABELS) {
       const database = await benchDatabase(base)
       databases.push(database)
       if (database.mode !== 'fresh database')
         throw new Error('PostgreSQL: needs a role that may CREATE DATABASE')
       await load(database.url)
+      await strip(database.url, label)
       postgres.push({ label, url: database.url })
     }
-    await dropTriggers((postgres[1] as Copy).url)
-    await backend('PostgreSQL', postgres, data, writes, rounds)
+    await backend('PostgreSQL', postgres, data, writes, rounds, false)
   } finally {
     for (const database of databases) await database.dispose([])
     rmSync(tmp, { recursive: true, force: true })

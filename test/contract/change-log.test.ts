@@ -328,9 +328,26 @@ for (const backend of allBackends()) {
       ] as const) {
         const generation = generations.get(user) as number
         assert.ok(generation > Date.now() * 1000 - 60 * DAY * 1000, 'a clock-based generation')
-        assert.deepEqual(await rowsAfter(user, null, { generation, row: 0 }), first)
+        assert.deepEqual(await rowsAfter(user, null, { generation, row: -1 }), first)
         assert.deepEqual(await rowsAfter(user, null, { generation, row: ALL_ROWS }), [])
       }
+    })
+
+    it('forgets the history of a deleted user, so one made again with the same id starts afresh', async () => {
+      const erin = uuid('c4000000', 5)
+      const insert = () =>
+        sql.run(
+          `INSERT INTO users (id, username, is_suspended, created_at, updated_at)
+           VALUES (?, 'erin', ${sql.false}, ${sql.time}, ${sql.time})`,
+          erin,
+          T0,
+          T0,
+        )
+      await insert()
+      const at = await present(erin, null)
+      await sql.run('DELETE FROM users WHERE id = ?', erin)
+      await insert()
+      assert.deepEqual(await read(erin, null, at), { outcome: 'expired' })
     })
 
     it("prunes old rows but never an owner's current generation, and expires pruned positions", async () => {

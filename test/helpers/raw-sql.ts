@@ -13,6 +13,8 @@ import { parseDatabaseUrl } from '../../src/store/open-store.js'
 export interface RawSql {
   /** Runs one statement; `?` placeholders, numbered for PostgreSQL. */
   run(sql: string, ...params: unknown[]): Promise<void>
+  /** The first column of the first row of a query (a count, say), as a number. */
+  value(sql: string, ...params: unknown[]): Promise<number>
   /** A placeholder for an epoch-millisecond parameter, as the column type wants it. */
   readonly time: string
   readonly true: string
@@ -32,6 +34,17 @@ export async function openRawSql(url: string): Promise<RawSql> {
           db.prepare(sql).run(...params)
           resolve()
         }),
+      value: (sql, ...params) =>
+        new Promise<number>((resolve) => {
+          resolve(
+            Number(
+              db
+                .prepare(sql)
+                .pluck()
+                .get(...params),
+            ),
+          )
+        }),
       time: '?',
       true: '1',
       false: '0',
@@ -40,14 +53,18 @@ export async function openRawSql(url: string): Promise<RawSql> {
   }
   const client = new pg.Client({ connectionString: target.url })
   await client.connect()
+  const query = (sql: string, params: unknown[]) => {
+    let n = 0
+    return client.query<Record<string, unknown>>(
+      sql.replace(/\?/g, () => `$${++n}`),
+      params,
+    )
+  }
   return {
     run: async (sql, ...params) => {
-      let n = 0
-      await client.query(
-        sql.replace(/\?/g, () => `$${++n}`),
-        params,
-      )
+      await query(sql, params)
     },
+    value: async (sql, ...params) => Number(Object.values((await query(sql, params)).rows[0] ?? {})[0]),
     time: 'to_timestamp(?::float8 / 1000)',
     true: 'true',
     false: 'false',

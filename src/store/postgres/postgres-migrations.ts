@@ -45,10 +45,10 @@ const CHANGED_PLACES = {
 
 /** One statement: bump each owner with a changed place once, then log the places (`log`). */
 function recordChanges(places: string, log: boolean): string {
-  const bumped = `UPDATE users SET listing_generation = ${NEXT_GENERATION}
-       WHERE id IN (SELECT owner_id FROM changed)
-      RETURNING id, listing_generation`
-  if (!log) return `WITH changed AS (${places}) ${bumped};`
+  const bump = `UPDATE users SET listing_generation = ${NEXT_GENERATION}
+       WHERE id IN (SELECT owner_id FROM changed)`
+  if (!log) return `WITH changed AS (${places}) ${bump};`
+  const bumped = `${bump} RETURNING id, listing_generation`
   return `WITH changed AS (SELECT DISTINCT * FROM (${places}) AS p),
       bumped AS (${bumped})
     INSERT INTO folder_changes (owner_id, generation, kind, parent_id, folder_id)
@@ -367,12 +367,12 @@ const MIGRATIONS: SqlMigration[] = [
         parent_id  uuid CHECK (kind = 'folder' OR parent_id IS NULL),
         folder_id  uuid CHECK ((kind = 'folder') = (folder_id IS NOT NULL))
       );
-      -- A parent's changes after a position; the owner's 'owner' and 'reset' rows and the
-      -- rows of one generation; the oldest rows, for pruning.
-      CREATE INDEX folder_changes_by_parent
-        ON folder_changes (owner_id, parent_id, generation, id) WHERE kind = 'folder';
-      CREATE INDEX folder_changes_by_owner ON folder_changes (owner_id, kind, generation, id);
-      CREATE INDEX folder_changes_by_age ON folder_changes (generation);
+      -- Two indexes, as each costs every write a page: the first serves a parent's 'folder'
+      -- rows after a position, the owner's 'owner' rows and the newer-'reset' check; the
+      -- second the "a row has exactly this generation" check and pruning (oldest first).
+      CREATE INDEX folder_changes_by_owner
+        ON folder_changes (owner_id, kind, parent_id, generation, id);
+      CREATE INDEX folder_changes_by_generation ON folder_changes (generation, owner_id);
 
       WITH bumped AS (
         UPDATE users SET listing_generation = ${NEXT_GENERATION} RETURNING id, listing_generation)
@@ -425,6 +425,17 @@ const MIGRATIONS: SqlMigration[] = [
       CREATE TRIGGER users_changes_update AFTER UPDATE OF id, username, avatar_url ON users
         FOR EACH ROW WHEN (OLD.listing_generation IS DISTINCT FROM NEW.listing_generation)
         EXECUTE FUNCTION users_changes_trigger();
+
+      -- A user deleted takes its history along: one made again with the same id starts afresh.
+      CREATE FUNCTION users_forget_trigger() RETURNS trigger
+      LANGUAGE plpgsql AS $$
+      BEGIN
+        DELETE FROM folder_changes WHERE owner_id = OLD.id;
+        RETURN NULL;
+      END;
+      $$;
+      CREATE TRIGGER users_changes_delete AFTER DELETE ON users
+        FOR EACH ROW EXECUTE FUNCTION users_forget_trigger();
 
       -- TRUNCATE fires no row trigger: every owner loses its folders at once, so every
       -- root count is zero and every feed starts again ('reset').

@@ -242,10 +242,9 @@ function changesStatement(
     name,
     text: `WITH state AS (
         SELECT u.username, u.avatar_url, u.listing_generation::text AS present, ${parentCheck} AS parent_ok,
-               EXISTS (SELECT 1 FROM folder_changes WHERE owner_id = $1
-                          AND kind IN ('folder', 'owner', 'reset') AND generation = $2::int8)
+               EXISTS (SELECT 1 FROM folder_changes WHERE generation = $2::int8 AND owner_id = $1)
                AND NOT EXISTS (SELECT 1 FROM folder_changes WHERE owner_id = $1
-                          AND kind = 'reset' AND generation > $2::int8) AS valid
+                          AND kind = 'reset' AND parent_id IS NULL AND generation > $2::int8) AS valid
           FROM users AS u WHERE u.id = $1
       ),
       log AS (
@@ -254,7 +253,7 @@ function changesStatement(
             WHERE owner_id = $1 AND kind = 'folder' AND ${logParent} AND ${after})
           UNION ALL
           (SELECT id, generation, kind, folder_id FROM folder_changes
-            WHERE owner_id = $1 AND kind = 'owner' AND ${after})
+            WHERE owner_id = $1 AND kind = 'owner' AND parent_id IS NULL AND ${after})
         ) AS merged
         WHERE (SELECT parent_ok AND coalesce(valid, false) FROM state)
         ORDER BY generation, id LIMIT $4::int8

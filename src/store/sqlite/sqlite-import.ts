@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3'
 import { checkStaged, placeFolders, type StagingConnection } from '../staged-import-checks.js'
-import { NEXT_GENERATION } from './sqlite-migrations.js'
+import { FIRST_GENERATION, logOwners } from './sqlite-migrations.js'
 import type { FolderRecord, ImportCounts, ImportItem, ImportKind, ImportSource } from '../store.js'
 
 /**
@@ -165,11 +165,9 @@ function copyStaged(db: Database.Database): void {
     -- of a row per folder, so feed positions from before the import are expired.
     CREATE TEMP TABLE import_owners AS
       SELECT id FROM import_users UNION SELECT owner_id FROM import_folders;
-    UPDATE main.users SET listing_generation = ${NEXT_GENERATION}
+    UPDATE main.users SET listing_generation = ${FIRST_GENERATION}
      WHERE id IN (SELECT id FROM import_owners);
-    INSERT INTO main.folder_changes (owner_id, generation, kind)
-      SELECT id, listing_generation, 'reset' FROM main.users
-       WHERE id IN (SELECT id FROM import_owners) ORDER BY id;
+    ${logOwners('reset', 'id IN (SELECT id FROM import_owners)')}
     DROP TABLE temp.import_owners;
   `)
   for (const sql of [...folderIndexes, ...triggers]) if (sql !== undefined) db.exec(sql)

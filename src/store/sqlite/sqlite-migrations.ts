@@ -29,6 +29,14 @@ const NOW_MICROS = "CAST(unixepoch('subsec') * 1000000 AS INTEGER)"
 export const NEXT_GENERATION = `max(listing_generation + 1, ${NOW_MICROS})`
 
 /**
+ * The first generation of a user inserted (or imported): also above the last one of a
+ * deleted user with the same id, which SQLite's millisecond clock alone would not ensure
+ * for a user deleted and made again within one millisecond.
+ */
+export const FIRST_GENERATION = `max(${NEXT_GENERATION},
+  coalesce((SELECT generation + 1 FROM retired_generations WHERE owner_id = users.id), 0))`
+
+/**
  * The messages of writes refused because SQLite would delete a row without firing its
  * triggers, so counts, generations and the change log would miss it.
  */
@@ -39,11 +47,21 @@ const updateOntoRefused = (table: string, what: string) =>
   `${table}: an update onto the ${what} of another row is refused (UPDATE OR REPLACE deletes ` +
   `that row without firing triggers)`
 
-/** Log row of `folder` (OLD or NEW) under its owner and parent, at the owner's generation. */
+/**
+ * Log row of `folder` (OLD or NEW) under its owner and parent, at the owner's generation.
+ * Its id is its place in that generation: every trigger run bumps the generation of each
+ * owner it logs for, so a generation holds one row, or two for a move (the old place 0,
+ * the new place 1).
+ */
 const logFolder = (row: 'OLD' | 'NEW', extra = '') => `
-  INSERT INTO folder_changes (owner_id, generation, kind, parent_id, folder_id)
-    SELECT id, listing_generation, 'folder', ${row}.folder_id, ${row}.id
+  INSERT INTO folder_changes (owner_id, generation, id, kind, parent_id, folder_id)
+    SELECT id, listing_generation, ${row === 'OLD' ? 0 : 1}, 'folder', ${row}.folder_id, ${row}.id
       FROM users WHERE id = ${row}.owner_id ${extra};`
+
+/** The 'owner' (or 'reset') row of the users matching `where`, at their generation. */
+export const logOwners = (kind: 'owner' | 'reset', where: string) => `
+  INSERT INTO folder_changes (owner_id, generation, id, kind)
+    SELECT id, listing_generation, 0, '${kind}' FROM users WHERE ${where};`
 
 /**
  * The triggers that bump listing generations and write the change log (migration 006).
@@ -51,8 +69,8 @@ const logFolder = (row: 'OLD' | 'NEW', extra = '') => `
  * One trigger per event, so the bump always precedes the log row that reads it.
  */
 export function changeTriggers({ log }: { log: boolean }): string {
-  const bump = (ids: string) =>
-    `UPDATE users SET listing_generation = ${NEXT_GENERATION} WHERE id IN (${ids});`
+  const bump = (ids: string, generation = NEXT_GENERATION) =>
+    `UPDATE users SET listing_generation = ${generation} WHERE id IN (${ids});`
   const when = (sql: string) => (log ? sql : '')
   const changed = ['id', 'name', 'folder_id', 'owner_id', 'is_deleted', 'created_at', 'updated_at']
     .map((column) => `OLD.${column} IS NOT NEW.${column}`)
@@ -92,15 +110,15 @@ export function changeTriggers({ log }: { log: boolean }): string {
     BEGIN
       SELECT RAISE(ABORT, '${replaceRefused('users')}')
        WHERE EXISTS (SELECT 1 FROM replaced_rows WHERE tbl = 'users' AND id = NEW.id);
-      ${bump('NEW.id')}
-      ${when("INSERT INTO folder_changes (owner_id, generation, kind) SELECT id, listing_generation, 'owner' FROM users WHERE id = NEW.id;")}
+      ${bump('NEW.id', FIRST_GENERATION)}
+      ${when(logOwners('owner', 'id = NEW.id'))}
     END;
 
     CREATE TRIGGER users_changes_update AFTER UPDATE OF id, username, avatar_url ON users
       WHEN OLD.id IS NOT NEW.id OR OLD.username IS NOT NEW.username OR OLD.avatar_url IS NOT NEW.avatar_url
     BEGIN
       ${bump('NEW.id')}
-      ${when("INSERT INTO folder_changes (owner_id, generation, kind) SELECT id, listing_generation, 'owner' FROM users WHERE id = NEW.id;")}
+      ${when(logOwners('owner', 'id = NEW.id'))}
     END;
   `
 }
@@ -319,24 +337,36 @@ const MIGRATIONS: SqlMigration[] = [
       DROP TRIGGER users_generation_update;
       DROP TABLE listing_generation_seq;
 
+      -- Clustered by owner and position: a row costs a writer one page of this table, and
+      -- a feed reads the owner's rows after its position in order (those of other parents
+      -- are skipped: the read costs what the owner changed since the position). Resets are
+      -- few, indexed apart; pruning walks the owners.
       CREATE TABLE folder_changes (
-        id         INTEGER PRIMARY KEY AUTOINCREMENT,
         owner_id   TEXT NOT NULL,
         generation INTEGER NOT NULL,
+        id         INTEGER NOT NULL,
         kind       TEXT NOT NULL CHECK (kind IN ('folder', 'owner', 'reset')),
         parent_id  TEXT CHECK (kind = 'folder' OR parent_id IS NULL),
-        folder_id  TEXT CHECK ((kind = 'folder') = (folder_id IS NOT NULL))
-      ) STRICT;
-      -- A parent's changes after a position; the owner's 'owner' and 'reset' rows and the
-      -- rows of one generation; the oldest rows, for pruning.
-      CREATE INDEX folder_changes_by_parent
-        ON folder_changes (owner_id, parent_id, generation, id) WHERE kind = 'folder';
-      CREATE INDEX folder_changes_by_owner ON folder_changes (owner_id, kind, generation, id);
-      CREATE INDEX folder_changes_by_age ON folder_changes (generation);
+        folder_id  TEXT CHECK ((kind = 'folder') = (folder_id IS NOT NULL)),
+        PRIMARY KEY (owner_id, generation, id)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX folder_changes_resets ON folder_changes (owner_id, generation) WHERE kind = 'reset';
 
       UPDATE users SET listing_generation = ${NEXT_GENERATION};
-      INSERT INTO folder_changes (owner_id, generation, kind)
-        SELECT id, listing_generation, 'reset' FROM users;
+      ${logOwners('reset', 'true')}
+
+      -- A user deleted takes its history along: one made again with the same id starts
+      -- afresh, above the last generation of the deleted one (FIRST_GENERATION).
+      CREATE TABLE retired_generations (
+        owner_id   TEXT PRIMARY KEY NOT NULL,
+        generation INTEGER NOT NULL
+      ) STRICT, WITHOUT ROWID;
+      CREATE TRIGGER users_changes_delete AFTER DELETE ON users
+      BEGIN
+        DELETE FROM folder_changes WHERE owner_id = OLD.id;
+        INSERT INTO retired_generations (owner_id, generation) VALUES (OLD.id, OLD.listing_generation)
+          ON CONFLICT (owner_id) DO UPDATE SET generation = excluded.generation;
+      END;
 
       CREATE TABLE replaced_rows (
         tbl TEXT NOT NULL,

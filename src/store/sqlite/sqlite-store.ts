@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3'
 import {
+  MissingCursorKeyError,
   type ChangesQuery,
   type ChangesResult,
-  MissingCursorKeyError,
   type CheckpointsQuery,
   type FolderKey,
   type FolderPage,
@@ -49,9 +49,9 @@ function toFolder(row: Row): FolderRecord {
 }
 
 /**
- * The statements of readChanges. `rows` merges the parent's 'folder' rows and the owner's
- * 'owner' rows after the position (each read in index order up to the limit), with the
- * folder's state when it is now a live child of that parent.
+ * The statements of readChanges. `rows` walks the owner's log after the position in its
+ * primary key order, keeping the parent's 'folder' rows and the owner's 'owner' rows, with
+ * each folder's state when it is now a live child of that parent.
  * $owner, $parent (null: the root), $generation, $row, $limit.
  */
 interface ChangeStatements {
@@ -71,30 +71,25 @@ type LogRow = [
 ]
 
 function prepareChangeStatements(db: Database.Database): ChangeStatements {
-  const after = '(generation, id) > ($generation, $row) ORDER BY generation, id LIMIT $limit'
   return {
     owner: db.prepare('SELECT id, username, avatar_url, listing_generation FROM users WHERE id = ?'),
     // A position is valid when its generation has a log row of this owner (not pruned,
     // not restored away, not another owner's) and no reset came after it.
     valid: db
       .prepare(
-        `SELECT EXISTS (SELECT 1 FROM folder_changes WHERE owner_id = $owner
-                          AND kind IN ('folder', 'owner', 'reset') AND generation = $generation)
+        `SELECT EXISTS (SELECT 1 FROM folder_changes WHERE owner_id = $owner AND generation = $generation)
             AND NOT EXISTS (SELECT 1 FROM folder_changes WHERE owner_id = $owner
-                          AND kind = 'reset' AND generation > $generation)`,
+                              AND kind = 'reset' AND generation > $generation)`,
       )
       .pluck(),
     rows: db
       .prepare(
         `SELECT c.id, c.generation, c.kind, c.folder_id, f.name, f.created_at, f.updated_at
-           FROM (SELECT * FROM (SELECT id, generation, kind, folder_id FROM folder_changes
-                                 WHERE owner_id = $owner AND kind = 'folder' AND parent_id IS $parent
-                                   AND ${after})
-                 UNION ALL
-                 SELECT * FROM (SELECT id, generation, kind, folder_id FROM folder_changes
-                                 WHERE owner_id = $owner AND kind = 'owner' AND ${after})) AS c
+           FROM folder_changes AS c
            LEFT JOIN folders AS f
              ON f.id = c.folder_id AND f.owner_id = $owner AND f.folder_id IS $parent AND f.is_deleted = 0
+          WHERE c.owner_id = $owner AND (c.generation, c.id) > ($generation, $row)
+            AND (c.kind = 'owner' OR (c.kind = 'folder' AND c.parent_id IS $parent))
           ORDER BY c.generation, c.id LIMIT $limit`,
       )
       .raw(),
@@ -189,6 +184,8 @@ export class SqliteStore implements Store {
   private listing: ((query: ListFoldersQuery) => FolderPage | null) | undefined
   private changes: ((query: ChangesQuery) => ChangesResult) | undefined
   private changeStatements: ChangeStatements | undefined
+  /** pruneChanges goes on from this owner id (see there) */
+  private pruneFrom = ''
 
   constructor(db: Database.Database) {
     this.db = db
@@ -338,22 +335,29 @@ export class SqliteStore implements Store {
 
   /**
    * One write transaction per call (SQLite has one writer: a small batch keeps the others'
-   * wait short). Empties replaced_rows too: its notes live for one statement only.
+   * wait short). The log is clustered by owner, so pruning walks the owners in id order,
+   * each a range of its primary key, and the next call goes on from the owner where this one
+   * stopped. Empties replaced_rows too: its notes live for one statement only.
    */
   pruneChanges(before: number, batch: number): Promise<number> {
     return this.run(() =>
       this.db
         .transaction(() => {
           this.db.prepare('DELETE FROM replaced_rows').run()
-          return this.db
+          const doomed = this.db
             .prepare(
-              `DELETE FROM folder_changes WHERE id IN (
-               SELECT c.id FROM folder_changes AS c
-                WHERE c.generation < ?
-                  AND c.generation IS NOT (SELECT listing_generation FROM users WHERE id = c.owner_id)
-                ORDER BY c.generation LIMIT ?)`,
+              `SELECT c.owner_id, c.generation, c.id FROM users AS u
+                 JOIN folder_changes AS c ON c.owner_id = u.id AND c.generation < min(?, u.listing_generation)
+                WHERE u.id >= ? ORDER BY u.id, c.generation, c.id LIMIT ?`,
             )
-            .run(before * 1000, batch).changes
+            .raw()
+            .all(before * 1000, this.pruneFrom, batch) as [owner: string, generation: number, id: number][]
+          const remove = this.db.prepare(
+            'DELETE FROM folder_changes WHERE owner_id = ? AND generation = ? AND id = ?',
+          )
+          for (const key of doomed) remove.run(...key)
+          this.pruneFrom = doomed.length < batch ? '' : (doomed.at(-1)?.[0] ?? '')
+          return doomed.length
         })
         .immediate(),
     )
