@@ -62,6 +62,12 @@ export interface ListFoldersQuery {
    * stepped over first (with a checkpoint key, it reaches any offset in a few steps).
    */
   seek?: { direction: 'after' | 'before'; key: FolderKey; skip?: number }
+  /**
+   * The owner's listing generation read with the session: the answer must show at least
+   * that generation's data. An adapter with read replicas may then read on a replica that
+   * has replayed it (docs/scale-out.md); absent, it reads where it writes.
+   */
+  minGeneration?: number
 }
 
 export interface CheckpointsQuery {
@@ -69,6 +75,8 @@ export interface CheckpointsQuery {
   parentId: string | null
   /** the distance between two checkpoints, in rows */
   every: number
+  /** as in ListFoldersQuery */
+  minGeneration?: number
 }
 
 export interface FolderPage {
@@ -192,10 +200,62 @@ export interface ServingStore {
   /** A folder by id (deleted or not), or null. */
   findFolder(folderId: string): Promise<FolderRecord | null>
 
-  /** Resolves when the database answers a trivial query; throws StoreUnavailableError otherwise. */
+  /**
+   * Where the reads that may go to a replica (pages, counts, checkpoints) were served, for
+   * /metrics; absent on a backend without replicas.
+   */
+  readRouting?(): ReadRoutingStats
+
+  /**
+   * Resolves when the database answers a trivial query; throws StoreUnavailableError
+   * otherwise. The primary only: a replica down never makes the service unready.
+   */
   ping(): Promise<void>
   /** Releases connections; safe to call more than once. */
   close(): Promise<void>
+}
+
+/** Why a read that could go to a replica was served by the primary. */
+export type FallbackReason =
+  /** the replica has not replayed the owner's generation yet */
+  | 'lagging'
+  /** the replica did not find the parent folder (or the owner): the primary decides */
+  | 'not-found'
+  /** the replica cancelled the read to replay WAL (a recovery conflict) */
+  | 'conflict'
+  /** no connection or no answer in time */
+  | 'timeout'
+  /** the replica refused the connection or lost it */
+  | 'unavailable'
+  /** any other failure of the statement on the replica */
+  | 'error'
+  /** the replica is on back-off after failures, or skipped for lagging */
+  | 'skipped'
+
+export const FALLBACK_REASONS: readonly FallbackReason[] = [
+  'lagging',
+  'not-found',
+  'conflict',
+  'timeout',
+  'unavailable',
+  'error',
+  'skipped',
+]
+
+/** Totals since start: every routed read counts once, where it was finally served. */
+export interface ReadRoutingStats {
+  primaryReads: number
+  /** every statement (or transaction) sent to the primary, routed or not */
+  primaryStatements: number
+  replicas: ReadonlyArray<{
+    /** `host:port`, never the URL (it may hold a password) */
+    name: string
+    reads: number
+    /** reads this replica could not serve, which the primary served instead */
+    fallbacks: Readonly<Record<FallbackReason, number>>
+    /** replay lag at the last probe, in seconds; null: not measured (down, not yet probed) */
+    lagSeconds: number | null
+  }>
 }
 
 /** What the command line needs besides serving: the schema, the import and the admin commands. */
