@@ -26,7 +26,9 @@ export interface SessionUser extends OwnerInfo {
    * whenever anything a listing of this owner shows changes (a folder of theirs inserted,
    * deleted, (un)deleted, renamed, moved or re-timed; their username or avatar). Read in the
    * same statement as the user, so it is at least as new as the owner fields beside it.
-   * Never reused: equal generations mean equal listings.
+   * Clock-based (microseconds since the epoch, or just above the previous value), so a value
+   * never repeats for an owner, even after a restored backup: equal generations mean equal
+   * listings. It is also the owner's position in the change log (ChangePosition).
    */
   generation: number
 }
@@ -160,6 +162,69 @@ export interface ImportCounts {
 }
 
 /**
+ * A point in one owner's change history (the table folder_changes, docs/api.md "Change
+ * log"): every log row of that owner up to (generation, row), in (generation, id) order, has
+ * been consumed.
+ */
+export interface ChangePosition {
+  /** an owner's listing generation (clock-based: microseconds since the epoch, or just above) */
+  generation: number
+  /** id of the last consumed log row within `generation`; ALL_ROWS: the whole generation */
+  row: number
+}
+
+/** `row` of a position that has consumed every log row of its generation. */
+export const ALL_ROWS = Number.MAX_SAFE_INTEGER
+
+export interface ChangesQuery {
+  ownerId: string
+  /** null: the root */
+  parentId: string | null
+  /** the cursor's position; null: read no rows, only the present position (a fresh cursor) */
+  after: ChangePosition | null
+  /** most rows returned; the store reads one more to tell `more` exactly */
+  limit: number
+  /** as in ListFoldersQuery: the session's generation, which the answer must reflect at least */
+  minGeneration?: number
+}
+
+/** One log row that concerns the followed parent, in the order it was committed. */
+export type ChangeRow =
+  | {
+      kind: 'folder'
+      position: ChangePosition
+      /** the folder's id */
+      id: string
+      /**
+       * its current state when it is now a live direct child of parentId owned by ownerId
+       * (as listFolders returns it); null: it is not (a remove)
+       */
+      folder: FolderRow | null
+    }
+  | { kind: 'owner'; position: ChangePosition }
+
+export type ChangesResult =
+  /** parentId is not a live folder of ownerId, or (root) ownerId is no user: checked first */
+  | { outcome: 'parent-not-found' }
+  /**
+   * `after` is not a valid position of this owner: no log row of the owner has exactly its
+   * generation (pruned, restored away, or another owner's), or a 'reset' row of the owner
+   * (an import, a TRUNCATE) is newer than it
+   */
+  | { outcome: 'expired' }
+  | {
+      outcome: 'changes'
+      /** log rows after `after`, in (generation, id) order, at most `limit` */
+      rows: ChangeRow[]
+      /** whether more rows follow the last one returned */
+      more: boolean
+      /** the owner's current username and avatar (for 'owner' entries) */
+      owner: OwnerInfo
+      /** the owner's current generation as a position: (generation, ALL_ROWS) */
+      present: ChangePosition
+    }
+
+/**
  * What serving GET /v1/folders needs: the only part of the Store the HTTP app sees. Every
  * method is on the hot path of some request; keep it narrow.
  */
@@ -205,6 +270,22 @@ export interface ServingStore {
    * /metrics; absent on a backend without replicas.
    */
   readRouting?(): ReadRoutingStats
+
+  /**
+   * The changes of one parent's listing after a position, for the change feed. Everything is
+   * read in ONE snapshot (PostgreSQL: one statement; SQLite: one read transaction): the
+   * parent check, the position's validity, the log rows, the folders' current states, the
+   * owner and the present position, so the rows and `present` agree. Rows are the owner's
+   * 'folder' rows of this parent and 'owner' rows, strictly after `after` in
+   * (generation, id) order. With `after` null, no rows: only the present position.
+   */
+  readChanges(query: ChangesQuery): Promise<ChangesResult>
+
+  /**
+   * The current listing generation of each existing user among `ownerIds`, in one
+   * statement (the long-poll watcher polls it); ids of no user are absent from the map.
+   */
+  ownerGenerations(ownerIds: readonly string[]): Promise<Map<string, number>>
 
   /**
    * Resolves when the database answers a trivial query; throws StoreUnavailableError
@@ -292,6 +373,14 @@ export interface AdminStore {
   listLiveFolders(ownerId: string): Promise<FolderRecord[]>
   /** How many users exist (start-up hint for an empty database). */
   countUsers(): Promise<number>
+
+  /**
+   * Deletes at most `batch` change log rows whose generation is older than `before` (epoch
+   * milliseconds), never the rows of an owner's current generation (so the present position
+   * of every owner stays valid); returns how many it deleted. Each call is one short
+   * transaction: call again until it returns less than `batch`. Writers are not blocked.
+   */
+  pruneChanges(before: number, batch: number): Promise<number>
 }
 
 /** A whole adapter: what the server and the command line open. */

@@ -213,6 +213,7 @@ describe('postgres migrations', { skip }, () => {
         '003-listing-generations',
         '004-cursor-key',
         '005-user-bounds',
+        '006-change-log',
       ])
     } finally {
       await database.drop()

@@ -5,6 +5,7 @@ import { from as copyFrom, type CopyStreamQuery } from 'pg-copy-streams'
 import { checkStaged, placeFolders, type StagingConnection } from '../staged-import-checks.js'
 import type { FolderRecord, ImportCounts, ImportItem, ImportKind, ImportSource } from '../store.js'
 import type { Client } from './postgres-connections.js'
+import { NEXT_GENERATION } from './postgres-migrations.js'
 
 /**
  * Store.importStream for PostgreSQL, inside the caller's transaction. Records are streamed
@@ -87,27 +88,38 @@ const COPY_INTO_TABLES = `
     FROM (SELECT owner_id, count(*) AS n FROM import_folders
            WHERE NOT is_deleted AND folder_id IS NULL GROUP BY owner_id) AS c
    WHERE u.id = c.owner_id;
-  UPDATE users SET listing_generation = nextval('listing_generation_seq')
-   WHERE id IN (SELECT DISTINCT owner_id FROM import_folders);
+  -- The generation and change-log triggers, once for the import: every owner it touches
+  -- (a new user, an owner of new folders) gets a new generation and a 'reset' row instead
+  -- of a row per folder, so feed positions from before the import are expired.
+  WITH bumped AS (
+    UPDATE users SET listing_generation = ${NEXT_GENERATION}
+     WHERE id IN (SELECT id FROM import_users UNION SELECT owner_id FROM import_folders)
+    RETURNING id, listing_generation)
+  INSERT INTO folder_changes (owner_id, generation, kind)
+    SELECT id, listing_generation, 'reset' FROM bumped ORDER BY id;
   INSERT INTO files (id, name, folder_id, owner_id, size, is_deleted, created_at, updated_at)
     SELECT id, name, folder_id, owner_id, size, is_deleted, ${at('created_at')}, ${at('updated_at')}
       FROM import_files;
 `
 
 /**
- * The statement-level triggers of folders that an import would fire: the insert ones feed
- * every new row to an array (count triggers) and a transition table, and the count
- * updates of stored parents would fire the update ones. COPY_INTO_TABLES does their work
- * set-based instead (for 200,000 folders the insert took 3.3 s without them, 4.0 s with).
- * Disabling a trigger takes SHARE ROW EXCLUSIVE, which the import already holds (readers
- * go on), and is undone by the commit's ENABLE or the rollback.
+ * The triggers an import would fire, per table: the statement-level ones of folders feed
+ * every new row to an array (count triggers) and a transition table, and the count updates
+ * of stored parents would fire the update ones; the row-level ones of users would log each
+ * new user. COPY_INTO_TABLES does their work set-based instead (for 200,000 folders the
+ * insert took 3.3 s without them, 4.0 s with). Disabling a trigger takes SHARE ROW
+ * EXCLUSIVE, which the import already holds (readers go on), and is undone by the commit's
+ * ENABLE or the rollback.
  */
-const LIFTED_TRIGGERS = [
-  'folders_counts_insert',
-  'folders_generation_insert',
-  'folders_counts_update',
-  'folders_generation_update',
-]
+const LIFTED_TRIGGERS = {
+  folders: [
+    'folders_counts_insert',
+    'folders_changes_insert',
+    'folders_counts_update',
+    'folders_changes_update',
+  ],
+  users: ['users_generation_insert', 'users_changes_insert'],
+}
 
 const NEEDS_ESCAPE = /[\\\n\r\t]/
 const ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' }
@@ -221,6 +233,24 @@ function stagingConnection(client: Client): StagingConnection {
   }
 }
 
+/** Disables or enables those of `names` that are enabled on `table` now. */
+async function triggerToggle(
+  client: Client,
+  db: StagingConnection,
+  table: 'folders' | 'users',
+  names: string[],
+): Promise<(state: 'ENABLE' | 'DISABLE') => Promise<void>> {
+  const { rows } = await client.query<{ name: string }>({
+    text: "SELECT tgname AS name FROM pg_trigger WHERE tgrelid = $1::regclass AND tgname = ANY($2) AND tgenabled <> 'D'",
+    values: [table, names],
+  })
+  const lifted = rows.map(({ name }) => `"${name}"`)
+  return (state) =>
+    lifted.length === 0
+      ? Promise.resolve()
+      : db.exec(`ALTER TABLE ${table} ${lifted.map((name) => `${state} TRIGGER ${name}`).join(', ')}`)
+}
+
 export async function importIntoPostgres(client: Client, source: ImportSource): Promise<ImportCounts> {
   const db = stagingConnection(client)
   await db.exec("SET LOCAL statement_timeout = '0'")
@@ -243,17 +273,11 @@ export async function importIntoPostgres(client: Client, source: ImportSource): 
   await db.exec(STAGING_INDEXES)
   await checkStaged(db)
   await placeFolders(db)
-  const { rows } = await client.query<{ name: string }>({
-    text: "SELECT tgname AS name FROM pg_trigger WHERE tgrelid = 'folders'::regclass AND tgname = ANY($1) AND tgenabled <> 'D'",
-    values: [LIFTED_TRIGGERS],
-  })
-  const lifted = rows.map(({ name }) => `"${name}"`)
-  const toggle = (state: 'ENABLE' | 'DISABLE') =>
-    lifted.length === 0
-      ? Promise.resolve()
-      : db.exec(`ALTER TABLE folders ${lifted.map((name) => `${state} TRIGGER ${name}`).join(', ')}`)
-  await toggle('DISABLE')
+  const toggles = await Promise.all(
+    (['folders', 'users'] as const).map((table) => triggerToggle(client, db, table, LIFTED_TRIGGERS[table])),
+  )
+  for (const toggle of toggles) await toggle('DISABLE')
   await db.exec(COPY_INTO_TABLES)
-  await toggle('ENABLE')
+  for (const toggle of toggles) await toggle('ENABLE')
   return writer.counts
 }

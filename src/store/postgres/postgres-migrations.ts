@@ -18,6 +18,110 @@ import type { Client } from './postgres-connections.js'
 const USER_BOUNDS = `char_length(username) BETWEEN 1 AND 255 AND username !~ '[\\x01-\\x1f\\x7f]'
   AND (avatar_url IS NULL OR char_length(avatar_url) <= 2048)`
 
+/** Now in microseconds since the epoch. */
+const NOW_MICROS = '(extract(epoch FROM clock_timestamp()) * 1000000)::int8'
+
+/**
+ * An owner's next listing generation (migration 006): above the previous one and at least
+ * the clock, so a value never repeats for an owner, not even after a restored backup. Writers
+ * of one owner take its users row lock to bump it, so per owner the order is commit order.
+ */
+export const NEXT_GENERATION = `greatest(listing_generation + 1, ${NOW_MICROS})`
+
+const LISTED = 'id, name, folder_id, owner_id, is_deleted, created_at, updated_at'
+
+/** The (owner, parent, folder) places a statement changed, per trigger operation. */
+const CHANGED_PLACES = {
+  INSERT: 'SELECT owner_id, folder_id AS parent_id, id AS folder_id FROM new_folders',
+  DELETE: 'SELECT owner_id, folder_id AS parent_id, id AS folder_id FROM old_folders',
+  // Only rows whose listed columns changed: the count triggers' own updates (child_count
+  // alone) and no-op updates change no place. A move or an owner change yields the old
+  // place and the new one; a rename yields one place twice (UNION folds it).
+  UPDATE: `SELECT owner_id, folder_id AS parent_id, id AS folder_id FROM (
+      (SELECT ${LISTED} FROM old_folders EXCEPT SELECT ${LISTED} FROM new_folders)
+      UNION ALL
+      (SELECT ${LISTED} FROM new_folders EXCEPT SELECT ${LISTED} FROM old_folders)) AS moved`,
+}
+
+/** One statement: bump each owner with a changed place once, then log the places (`log`). */
+function recordChanges(places: string, log: boolean): string {
+  const bumped = `UPDATE users SET listing_generation = ${NEXT_GENERATION}
+       WHERE id IN (SELECT owner_id FROM changed)
+      RETURNING id, listing_generation`
+  if (!log) return `WITH changed AS (${places}) ${bumped};`
+  return `WITH changed AS (SELECT DISTINCT * FROM (${places}) AS p),
+      bumped AS (${bumped})
+    INSERT INTO folder_changes (owner_id, generation, kind, parent_id, folder_id)
+    SELECT c.owner_id, b.listing_generation, 'folder', c.parent_id, c.folder_id
+      FROM changed AS c JOIN bumped AS b ON b.id = c.owner_id
+     ORDER BY b.listing_generation, c.parent_id, c.folder_id;`
+}
+
+type Operation = 'INSERT' | 'DELETE' | 'UPDATE'
+
+/**
+ * A statement-level trigger function of folders doing `work(operation)`. A statement that
+ * changed no row returns at once: an UPDATE fires its statement triggers even when it
+ * matches nothing, so without this a trigger whose own update matches nothing would fire
+ * itself forever.
+ */
+function folderStatementFunction(name: string, work: (operation: Operation) => string): string {
+  const branch = (operation: Operation, rows: string) => `
+        IF NOT EXISTS (SELECT 1 FROM ${rows}) THEN RETURN NULL; END IF;
+        ${work(operation)}`
+  return `
+    CREATE OR REPLACE FUNCTION ${name}() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+      IF TG_OP = 'INSERT' THEN ${branch('INSERT', 'new_folders')}
+      ELSIF TG_OP = 'DELETE' THEN ${branch('DELETE', 'old_folders')}
+      ELSE ${branch('UPDATE', 'new_folders')}
+      END IF;
+      RETURN NULL;
+    END;
+    $$;
+  `
+}
+
+/**
+ * The trigger function of folders that bumps listing generations and writes the change log
+ * (migration 006): statement-level, so a bulk statement bumps each owner once and logs each
+ * place once. It works at any trigger depth (writes made by other services' triggers are
+ * logged too). `log` false leaves the log out: the bench measures what the log costs.
+ */
+export function folderChangesFunction({ log }: { log: boolean }): string {
+  return folderStatementFunction('folders_changes_trigger', (operation) =>
+    recordChanges(CHANGED_PLACES[operation], log),
+  )
+}
+
+/** Live-child count changes of a statement's rows as (folder_id, owner_id, delta) rows. */
+const COUNTED = {
+  INSERT: 'SELECT folder_id, owner_id, 1 AS d FROM new_folders WHERE NOT is_deleted',
+  DELETE: 'SELECT folder_id, owner_id, -1 AS d FROM old_folders WHERE NOT is_deleted',
+  UPDATE: `SELECT folder_id, owner_id, -1 AS d FROM old_folders WHERE NOT is_deleted
+           UNION ALL SELECT folder_id, owner_id, 1 FROM new_folders WHERE NOT is_deleted`,
+}
+
+/**
+ * Applies the net count change per parent (and per owner, for the root), skipping parents
+ * whose count does not change. The update of child_count fires this trigger again (at any
+ * depth, no early return: writes from other services' triggers must count); there old and
+ * new rows differ in child_count only, every net change is zero and nothing is updated,
+ * so the recursion ends.
+ */
+function applyCounts(rows: string): string {
+  return `WITH delta AS (
+        SELECT folder_id, owner_id, sum(d)::int AS n FROM (${rows}) AS r
+         GROUP BY folder_id, owner_id HAVING sum(d) <> 0),
+      children AS (
+        UPDATE folders AS p SET child_count = p.child_count + delta.n
+          FROM delta WHERE delta.folder_id IS NOT NULL AND p.id = delta.folder_id
+        RETURNING 1)
+    UPDATE users AS u SET root_folder_count = u.root_folder_count + delta.n
+      FROM delta WHERE delta.folder_id IS NULL AND u.id = delta.owner_id;`
+}
+
 const MIGRATIONS: SqlMigration[] = [
   {
     name: '001-initial-schema',
@@ -233,6 +337,123 @@ const MIGRATIONS: SqlMigration[] = [
       rule: 'a username must be 1 to 255 characters without control characters, an avatar_url at most 2,048 characters',
     },
     sql: `ALTER TABLE users ADD CONSTRAINT users_bounds CHECK (${USER_BOUNDS})`,
+  },
+  {
+    // The change feed's log and clock-based generations (docs/api.md "Change log"), the
+    // twin of SQLite's 006. Generations came from a sequence, which a restored backup or a
+    // point-in-time recovery winds back: the same values were drawn again and cached answers
+    // keyed on them came back stale. They now follow the clock (NEXT_GENERATION).
+    //
+    // Also: the count trigger returned early below the first trigger level (to stop its own
+    // updates from recursing), so folders written by another service's trigger were not
+    // counted; it now applies net deltas at any depth. TRUNCATE fired no trigger at all:
+    // now it fixes the counts and resets every owner's feed.
+    name: '006-change-log',
+    sql: `
+      DROP TRIGGER folders_generation_insert ON folders;
+      DROP TRIGGER folders_generation_delete ON folders;
+      DROP TRIGGER folders_generation_update ON folders;
+      DROP FUNCTION folders_generation_trigger();
+      DROP TRIGGER users_generation_update ON users;
+      DROP FUNCTION users_generation_trigger();
+      ALTER TABLE users ALTER COLUMN listing_generation SET DEFAULT ${NOW_MICROS};
+      DROP SEQUENCE listing_generation_seq;
+
+      CREATE TABLE folder_changes (
+        id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        owner_id   uuid NOT NULL,
+        generation bigint NOT NULL,
+        kind       text NOT NULL CHECK (kind IN ('folder', 'owner', 'reset')),
+        parent_id  uuid CHECK (kind = 'folder' OR parent_id IS NULL),
+        folder_id  uuid CHECK ((kind = 'folder') = (folder_id IS NOT NULL))
+      );
+      -- A parent's changes after a position; the owner's 'owner' and 'reset' rows and the
+      -- rows of one generation; the oldest rows, for pruning.
+      CREATE INDEX folder_changes_by_parent
+        ON folder_changes (owner_id, parent_id, generation, id) WHERE kind = 'folder';
+      CREATE INDEX folder_changes_by_owner ON folder_changes (owner_id, kind, generation, id);
+      CREATE INDEX folder_changes_by_age ON folder_changes (generation);
+
+      WITH bumped AS (
+        UPDATE users SET listing_generation = ${NEXT_GENERATION} RETURNING id, listing_generation)
+      INSERT INTO folder_changes (owner_id, generation, kind)
+        SELECT id, listing_generation, 'reset' FROM bumped;
+
+      ${folderStatementFunction('folder_counts_trigger', (operation) => applyCounts(COUNTED[operation]))}
+      DROP FUNCTION folder_counts_apply(integer, folders[]);
+
+      ${folderChangesFunction({ log: true })}
+      CREATE TRIGGER folders_changes_insert AFTER INSERT ON folders
+        REFERENCING NEW TABLE AS new_folders
+        FOR EACH STATEMENT EXECUTE FUNCTION folders_changes_trigger();
+      CREATE TRIGGER folders_changes_delete AFTER DELETE ON folders
+        REFERENCING OLD TABLE AS old_folders
+        FOR EACH STATEMENT EXECUTE FUNCTION folders_changes_trigger();
+      CREATE TRIGGER folders_changes_update AFTER UPDATE ON folders
+        REFERENCING OLD TABLE AS old_folders NEW TABLE AS new_folders
+        FOR EACH STATEMENT EXECUTE FUNCTION folders_changes_trigger();
+
+      -- A new user starts at the clock; a new username or avatar is a new generation. The
+      -- log row is written AFTER the row is stored (an INSERT ... ON CONFLICT DO NOTHING
+      -- runs the BEFORE trigger for a row it then drops).
+      CREATE FUNCTION users_generation_trigger() RETURNS trigger
+      LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          NEW.listing_generation := greatest(NEW.listing_generation + 1, ${NOW_MICROS});
+        ELSIF (NEW.id, NEW.username, NEW.avatar_url) IS DISTINCT FROM (OLD.id, OLD.username, OLD.avatar_url) THEN
+          NEW.listing_generation := greatest(OLD.listing_generation + 1, ${NOW_MICROS});
+        END IF;
+        RETURN NEW;
+      END;
+      $$;
+      CREATE TRIGGER users_generation_insert BEFORE INSERT ON users
+        FOR EACH ROW EXECUTE FUNCTION users_generation_trigger();
+      CREATE TRIGGER users_generation_update BEFORE UPDATE OF id, username, avatar_url ON users
+        FOR EACH ROW EXECUTE FUNCTION users_generation_trigger();
+
+      CREATE FUNCTION users_changes_trigger() RETURNS trigger
+      LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO folder_changes (owner_id, generation, kind)
+          VALUES (NEW.id, NEW.listing_generation, 'owner');
+        RETURN NULL;
+      END;
+      $$;
+      CREATE TRIGGER users_changes_insert AFTER INSERT ON users
+        FOR EACH ROW EXECUTE FUNCTION users_changes_trigger();
+      CREATE TRIGGER users_changes_update AFTER UPDATE OF id, username, avatar_url ON users
+        FOR EACH ROW WHEN (OLD.listing_generation IS DISTINCT FROM NEW.listing_generation)
+        EXECUTE FUNCTION users_changes_trigger();
+
+      -- TRUNCATE fires no row trigger: every owner loses its folders at once, so every
+      -- root count is zero and every feed starts again ('reset').
+      CREATE FUNCTION folders_truncate_trigger() RETURNS trigger
+      LANGUAGE plpgsql AS $$
+      BEGIN
+        WITH bumped AS (
+          UPDATE users SET root_folder_count = 0, listing_generation = ${NEXT_GENERATION}
+          RETURNING id, listing_generation)
+        INSERT INTO folder_changes (owner_id, generation, kind)
+          SELECT id, listing_generation, 'reset' FROM bumped;
+        RETURN NULL;
+      END;
+      $$;
+      CREATE TRIGGER folders_truncate AFTER TRUNCATE ON folders
+        FOR EACH STATEMENT EXECUTE FUNCTION folders_truncate_trigger();
+
+      -- Users truncated (with CASCADE, their folders too): a user made again with the same
+      -- id must not find the old history valid, so the whole log goes with them.
+      CREATE FUNCTION users_truncate_trigger() RETURNS trigger
+      LANGUAGE plpgsql AS $$
+      BEGIN
+        TRUNCATE folder_changes;
+        RETURN NULL;
+      END;
+      $$;
+      CREATE TRIGGER users_truncate AFTER TRUNCATE ON users
+        FOR EACH STATEMENT EXECUTE FUNCTION users_truncate_trigger();
+    `,
   },
 ]
 

@@ -1,7 +1,9 @@
-import type { QueryConfig } from 'pg'
+import type { QueryConfig, QueryResultRow } from 'pg'
 import { formatTimestamp } from '../../time.js'
 import {
   StoreUnavailableError,
+  type ChangesQuery,
+  type ChangesResult,
   type CheckpointsQuery,
   type FolderKey,
   type FolderPage,
@@ -21,8 +23,9 @@ import { cannotConnect } from './postgres-errors.js'
 import { importIntoPostgres } from './postgres-import.js'
 import { itemsOf } from '../import-faults.js'
 import { BatchedLookups } from './batched-lookups.js'
-import { ReadRouter, type GenerationRow, type ReplicaSettings } from './read-router.js'
+import { ReadRouter, type ReplicaSettings, type SnapshotGeneration } from './read-router.js'
 import { migratePostgres } from './postgres-migrations.js'
+import { changesResult, type LoggedChange } from '../change-rows.js'
 
 /**
  * The PostgreSQL backend (node-postgres), behaving exactly like SqliteStore: the Store
@@ -83,6 +86,10 @@ type RawListing = GenerationRow & { total: string } & { [K in keyof RawFolder]: 
  * replica's rows only when it is at least the session's.
  */
 const GENERATION_COLUMN = '(SELECT listing_generation FROM users WHERE id = $1)::text AS generation'
+interface GenerationRow {
+  generation: string | null
+}
+const generationColumn = (row: GenerationRow) => row.generation
 
 function toFolderRow(raw: RawFolder): FolderRow {
   return {
@@ -228,6 +235,93 @@ const CHECKPOINTS = {
   root: checkpointsStatement('folder_service_checkpoints_root', 'SELECT 1', 'folder_id IS NULL'),
 }
 
+/**
+ * Store.readChanges in ONE statement, so one snapshot: the owner, the parent check, the
+ * position's validity (a log row of the owner at exactly its generation, and no 'reset'
+ * after it), the log rows after the position (the parent's 'folder' rows and the owner's
+ * 'owner' rows, each read in index order up to the limit, then merged) and each folder's
+ * state when it is now a live child of the parent. One row with null log columns when
+ * nothing follows (or the position is not valid); no row at all when the owner is no user.
+ * $1 owner, $2 generation (null: read no rows), $3 row, $4 rows to read, $5 parent (children only).
+ */
+function changesStatement(
+  name: string,
+  parentCheck: string,
+  logParent: string,
+  listedParent: string,
+): QueryConfig {
+  const after = '(generation, id) > ($2::int8, $3::int8) ORDER BY generation, id LIMIT $4::int8'
+  return {
+    name,
+    text: `WITH state AS (
+        SELECT u.username, u.avatar_url, u.listing_generation::text AS present, ${parentCheck} AS parent_ok,
+               EXISTS (SELECT 1 FROM folder_changes WHERE owner_id = $1
+                          AND kind IN ('folder', 'owner', 'reset') AND generation = $2::int8)
+               AND NOT EXISTS (SELECT 1 FROM folder_changes WHERE owner_id = $1
+                          AND kind = 'reset' AND generation > $2::int8) AS valid
+          FROM users AS u WHERE u.id = $1
+      ),
+      log AS (
+        SELECT * FROM (
+          (SELECT id, generation, kind, folder_id FROM folder_changes
+            WHERE owner_id = $1 AND kind = 'folder' AND ${logParent} AND ${after})
+          UNION ALL
+          (SELECT id, generation, kind, folder_id FROM folder_changes
+            WHERE owner_id = $1 AND kind = 'owner' AND ${after})
+        ) AS merged
+        WHERE (SELECT parent_ok AND coalesce(valid, false) FROM state)
+        ORDER BY generation, id LIMIT $4::int8
+      )
+    SELECT s.username, s.avatar_url, s.present, s.parent_ok, coalesce(s.valid, false) AS valid,
+           l.id::text AS row_id, l.generation::text AS generation, l.kind, l.folder_id,
+           f.name, ${ms('f.created_at')} AS created_at, ${ms('f.updated_at')} AS updated_at
+      FROM state AS s
+      LEFT JOIN (log AS l
+        LEFT JOIN folders AS f
+          ON f.id = l.folder_id AND f.owner_id = $1 AND ${listedParent} AND NOT f.is_deleted) ON true
+     ORDER BY l.generation, l.id`,
+  }
+}
+
+const CHANGES = {
+  children: changesStatement(
+    'folder_service_changes_children',
+    'EXISTS (SELECT 1 FROM folders WHERE id = $5 AND owner_id = $1 AND NOT is_deleted)',
+    'parent_id = $5',
+    'f.folder_id = $5',
+  ),
+  root: changesStatement('folder_service_changes_root', 'true', 'parent_id IS NULL', 'f.folder_id IS NULL'),
+}
+
+interface RawChangesRow {
+  username: string
+  avatar_url: string | null
+  present: string
+  parent_ok: boolean
+  valid: boolean
+  row_id: string | null
+  generation: string | null
+  kind: 'folder' | 'owner' | null
+  folder_id: string | null
+  name: string | null
+  created_at: string | null
+  updated_at: string | null
+}
+
+/**
+ * Deletes the oldest log rows below a generation, except those of an owner's current
+ * generation, at most $2 of them: one short statement (row locks on the deleted rows only;
+ * writers only insert). $1 generation bound (microseconds), $2 batch.
+ */
+const PRUNE_CHANGES: QueryConfig = {
+  name: 'folder_service_prune_changes',
+  text: `DELETE FROM folder_changes WHERE id IN (
+      SELECT c.id FROM folder_changes AS c
+       WHERE c.generation < $1::int8
+         AND c.generation IS DISTINCT FROM (SELECT listing_generation FROM users WHERE id = c.owner_id)
+       ORDER BY c.generation LIMIT $2::int8)`,
+}
+
 /** $1 session id, $2 now: the authentication of every request, one round trip. */
 /**
  * The sessions of a batch of requests (see batched-lookups.ts) with their users and
@@ -295,9 +389,14 @@ export class PostgresStore implements Store {
   }
 
   /** `statement` on a replica that has replayed `minGeneration`, else on the primary. */
-  private routed<R extends GenerationRow>(statement: QueryConfig, minGeneration: number | undefined) {
+  private routed<R extends QueryResultRow>(
+    statement: QueryConfig,
+    generationOf: SnapshotGeneration<R>,
+    minGeneration: number | undefined,
+  ): Promise<R[]> {
     return this.reads.read<R>(
       statement,
+      generationOf,
       minGeneration,
       async () => (await this.db.query<R>(statement, READ)).rows,
     )
@@ -313,7 +412,7 @@ export class PostgresStore implements Store {
       parentId === null
         ? { ...LIST_ROOT, values: [ownerId, limit, offset] }
         : { ...LIST_CHILDREN, values: [ownerId, limit, offset, parentId] }
-    const rows = await this.routed<RawListing>(statement, minGeneration)
+    const rows = await this.routed<RawListing>(statement, generationColumn, minGeneration)
     const first = rows[0]
     if (first === undefined) return null
     const folders = rows.flatMap((row) => (row.id === null ? [] : [toFolderRow(row as RawFolder)]))
@@ -329,7 +428,7 @@ export class PostgresStore implements Store {
     const values: unknown[] = [ownerId, limit + 1, key.name, key.created_at, key.id, skip ?? 0]
     const statement = parentId === null ? SEEK.root[direction] : SEEK.children[direction]
     if (parentId !== null) values.push(parentId)
-    const rows = await this.routed<RawListing>({ ...statement, values }, minGeneration)
+    const rows = await this.routed<RawListing>({ ...statement, values }, generationColumn, minGeneration)
     const first = rows[0]
     if (first === undefined) return null
     const folders = rows.flatMap((row) => (row.id === null ? [] : [toFolderRow(row as RawFolder)]))
@@ -352,11 +451,74 @@ export class PostgresStore implements Store {
         ? { ...CHECKPOINTS.root, values: [ownerId, every] }
         : { ...CHECKPOINTS.children, values: [ownerId, every, parentId] }
     type RawCheckpoint = GenerationRow & { name: string | null; created_at: string; id: string }
-    const rows = await this.routed<RawCheckpoint>(query, minGeneration)
+    const rows = await this.routed<RawCheckpoint>(query, generationColumn, minGeneration)
     if (rows.length === 0) return null
     return rows.flatMap(({ name, created_at, id }) =>
       name === null ? [] : [{ name, created_at: Number(created_at), id }],
     )
+  }
+
+  async readChanges({
+    ownerId,
+    parentId,
+    after,
+    limit,
+    minGeneration,
+  }: ChangesQuery): Promise<ChangesResult> {
+    if (!isStoredId(ownerId) || (parentId !== null && !isStoredId(parentId)))
+      return { outcome: 'parent-not-found' }
+    const values: unknown[] = [ownerId, after?.generation ?? null, after?.row ?? null, limit + 1]
+    if (parentId !== null) values.push(parentId)
+    const statement = parentId === null ? CHANGES.root : CHANGES.children
+    // `present` is the owner's generation in the statement's snapshot.
+    const rows = await this.routed<RawChangesRow>(
+      { ...statement, values },
+      (row) => row.present,
+      minGeneration,
+    )
+    const first = rows[0]
+    if (first === undefined || !first.parent_ok) return { outcome: 'parent-not-found' }
+    const owner = { id: ownerId, username: first.username, avatar_url: first.avatar_url }
+    const present = Number(first.present)
+    if (after === null) return changesResult([], limit, owner, present)
+    if (!first.valid) return { outcome: 'expired' }
+    const read = rows.flatMap((row): LoggedChange[] => {
+      if (row.row_id === null || row.kind === null) return []
+      const [id, generation] = [Number(row.row_id), Number(row.generation)]
+      if (row.kind === 'owner') return [{ kind: 'owner', id, generation }]
+      const folderId = row.folder_id as string
+      const folder =
+        row.name === null
+          ? null
+          : {
+              id: folderId,
+              name: row.name,
+              folder_id: parentId,
+              created_at: Number(row.created_at),
+              updated_at: Number(row.updated_at),
+            }
+      return [{ kind: 'folder', id, generation, folderId, folder }]
+    })
+    return changesResult(read, limit, owner, present)
+  }
+
+  async ownerGenerations(ownerIds: readonly string[]): Promise<Map<string, number>> {
+    const ids = ownerIds.filter(isStoredId)
+    if (ids.length === 0) return new Map()
+    const { rows } = await this.db.query<{ id: string; generation: string }>(
+      {
+        name: 'folder_service_owner_generations',
+        text: 'SELECT id, listing_generation::text AS generation FROM users WHERE id = ANY($1::uuid[])',
+        values: [ids],
+      },
+      READ,
+    )
+    return new Map(rows.map((row) => [row.id, Number(row.generation)]))
+  }
+
+  async pruneChanges(before: number, batch: number): Promise<number> {
+    const { rowCount } = await this.db.query({ ...PRUNE_CHANGES, values: [before * 1000, batch] }, WRITE)
+    return rowCount ?? 0
   }
 
   async cursorKey(): Promise<Uint8Array> {

@@ -7,7 +7,7 @@ import { replicaFailureOf } from './postgres-errors.js'
  * Reads on streaming replicas that never serve a stale answer (docs/scale-out.md).
  *
  * A routed statement returns, in the same statement (one snapshot), the owner's listing
- * generation as the database that ran it sees it, in a `generation` column. The session's
+ * generation as the database that ran it sees it, in a column of its first row. The session's
  * generation comes from the primary on every request; a replica whose generation is equal
  * or newer has replayed every write that session's answer must show, so its rows are served.
  * Anything else (older, owner or parent not found, a failure) sends the read to the primary,
@@ -19,11 +19,11 @@ import { replicaFailureOf } from './postgres-errors.js'
  * back-off ran out back into rotation once it answers as a replica, and measures replay lag.
  */
 
-/** A routed statement's rows carry the generation of the snapshot they were read in. */
-export interface GenerationRow extends QueryResultRow {
-  /** int8 as text; null: the owner does not exist in that snapshot */
-  generation: string | null
-}
+/**
+ * The owner's listing generation in the snapshot a routed statement's row was read in: int8
+ * as text; null when the owner does not exist in that snapshot.
+ */
+export type SnapshotGeneration<R> = (row: R) => string | null
 
 export interface ReplicaSettings extends PoolSettings {
   urls: readonly string[]
@@ -152,17 +152,20 @@ export class ReadRouter {
   /**
    * The rows of `statement`: from a replica whose snapshot holds the owner at generation
    * `minGeneration` or newer (never when `minGeneration` is undefined), else from `primary`.
-   * Nothing in the rows tells which database served them beyond the generation column.
+   * No rows on a replica is no proof of absence: the primary is asked.
    */
-  async read<R extends GenerationRow>(
+  async read<R extends QueryResultRow>(
     statement: QueryConfig,
+    generationOf: SnapshotGeneration<R>,
     minGeneration: number | undefined,
     primary: () => Promise<R[]>,
   ): Promise<R[]> {
     const picked = minGeneration === undefined ? undefined : this.pick(Date.now())
     if (picked !== undefined && minGeneration !== undefined) {
       const { replica, usable } = picked
-      const served = usable ? await this.tryReplica<R>(replica, statement, minGeneration) : 'skipped'
+      const served = usable
+        ? await this.tryReplica<R>(replica, statement, generationOf, minGeneration)
+        : 'skipped'
       if (typeof served !== 'string') return served
       replica.fallbacks[served]++
     }
@@ -170,9 +173,10 @@ export class ReadRouter {
     return primary()
   }
 
-  private async tryReplica<R extends GenerationRow>(
+  private async tryReplica<R extends QueryResultRow>(
     replica: Replica,
     statement: QueryConfig,
+    generationOf: SnapshotGeneration<R>,
     minGeneration: number,
   ): Promise<R[] | FallbackReason> {
     let rows: R[]
@@ -184,7 +188,8 @@ export class ReadRouter {
     }
     const first = rows[0]
     if (first === undefined) return 'not-found'
-    if (first.generation === null || Number(first.generation) < minGeneration) {
+    const generation = generationOf(first)
+    if (generation === null || Number(generation) < minGeneration) {
       replica.lagged(Date.now())
       return 'lagging'
     }

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import { checkStaged, placeFolders, type StagingConnection } from '../staged-import-checks.js'
+import { NEXT_GENERATION } from './sqlite-migrations.js'
 import type { FolderRecord, ImportCounts, ImportItem, ImportKind, ImportSource } from '../store.js'
 
 /**
@@ -10,9 +11,9 @@ import type { FolderRecord, ImportCounts, ImportItem, ImportKind, ImportSource }
  * real tables with one INSERT ... SELECT per table, in primary key order (what a WITHOUT
  * ROWID B-tree likes).
  *
- * The per-row triggers that maintain child counts and listing generations would run one
- * UPDATE per folder; they are lifted for the copy and their effect applied once per parent
- * and once per owner. DDL is transactional in SQLite: other connections never see a
+ * The per-row triggers that maintain child counts, listing generations and the change log
+ * would run one UPDATE per folder; they are lifted for the copy and their effect applied
+ * once per parent and once per owner (the log gets one 'reset' row per owner touched). DDL is transactional in SQLite: other connections never see a
  * trigger missing, and a failed import restores them by rollback.
  */
 
@@ -82,7 +83,18 @@ function stagedValues(item: ImportItem): unknown[] {
   }
 }
 
-const LIFTED_TRIGGERS = ['folders_count_insert', 'folders_generation_insert']
+/**
+ * The insert triggers of users and folders, lifted for the copy. The import's rows are
+ * plain inserts of new ids (the checks refused existing ones), so the REPLACE guards have
+ * nothing to find; the counts, generations and change log are applied set-based instead.
+ */
+const LIFTED_TRIGGERS = [
+  'folders_count_insert',
+  'folders_changes_insert',
+  'folders_replace_guard',
+  'users_changes_insert',
+  'users_replace_guard',
+]
 
 /**
  * Drops the secondary indexes of `table` when the import brings at least as many rows as it
@@ -112,13 +124,6 @@ function liftIndexes(db: Database.Database, table: 'folders' | 'files'): string[
 
 /** Copies the staged rows into the real tables and applies what the lifted triggers would. */
 function copyStaged(db: Database.Database): void {
-  db.exec(`
-    INSERT INTO main.users (id, username, email, avatar_url, password_hash, is_suspended, created_at, updated_at)
-      SELECT id, username, email, avatar_url, password_hash, is_suspended, created_at, updated_at
-        FROM import_users ORDER BY id;
-    INSERT INTO main.sessions (id, user_id, created_at, expires_at)
-      SELECT id, user_id, created_at, expires_at FROM import_sessions ORDER BY id;
-  `)
   const triggers = LIFTED_TRIGGERS.map(
     (name) =>
       db
@@ -127,6 +132,13 @@ function copyStaged(db: Database.Database): void {
         .get(name) as string | undefined,
   )
   for (const name of LIFTED_TRIGGERS) db.exec(`DROP TRIGGER IF EXISTS main.${name}`)
+  db.exec(`
+    INSERT INTO main.users (id, username, email, avatar_url, password_hash, is_suspended, created_at, updated_at)
+      SELECT id, username, email, avatar_url, password_hash, is_suspended, created_at, updated_at
+        FROM import_users ORDER BY id;
+    INSERT INTO main.sessions (id, user_id, created_at, expires_at)
+      SELECT id, user_id, created_at, expires_at FROM import_sessions ORDER BY id;
+  `)
   const folderIndexes = liftIndexes(db, 'folders')
   db.exec(`
     -- folders_count_insert: a new folder's children are all in the file (a stored folder
@@ -148,12 +160,17 @@ function copyStaged(db: Database.Database): void {
              WHERE is_deleted = 0 AND folder_id IS NULL GROUP BY owner_id) AS c
      WHERE users.id = c.owner_id;
 
-    -- folders_generation_insert, once for the import: every owner with a new folder gets a
-    -- generation never used before.
-    UPDATE main.listing_generation_seq SET value = value + 1
-     WHERE EXISTS (SELECT 1 FROM import_folders);
-    UPDATE main.users SET listing_generation = (SELECT value FROM main.listing_generation_seq)
-     WHERE id IN (SELECT owner_id FROM import_folders);
+    -- The generation and change-log triggers, once for the import: every owner it touches
+    -- (a new user, an owner of new folders) gets a new generation and a 'reset' row instead
+    -- of a row per folder, so feed positions from before the import are expired.
+    CREATE TEMP TABLE import_owners AS
+      SELECT id FROM import_users UNION SELECT owner_id FROM import_folders;
+    UPDATE main.users SET listing_generation = ${NEXT_GENERATION}
+     WHERE id IN (SELECT id FROM import_owners);
+    INSERT INTO main.folder_changes (owner_id, generation, kind)
+      SELECT id, listing_generation, 'reset' FROM main.users
+       WHERE id IN (SELECT id FROM import_owners) ORDER BY id;
+    DROP TABLE temp.import_owners;
   `)
   for (const sql of [...folderIndexes, ...triggers]) if (sql !== undefined) db.exec(sql)
   const fileIndexes = liftIndexes(db, 'files')

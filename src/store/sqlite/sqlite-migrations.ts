@@ -19,6 +19,92 @@ const userOutOfBounds = (row: string) =>
 const USER_BOUNDS_RULE =
   'a username must be 1 to 255 characters without control characters, an avatar_url at most 2,048 characters'
 
+/** Now in microseconds since the epoch (SQLite's clock has millisecond resolution). */
+const NOW_MICROS = "CAST(unixepoch('subsec') * 1000000 AS INTEGER)"
+
+/**
+ * An owner's next listing generation (migration 006): above the previous one and at least
+ * the clock, so a value never repeats for an owner, not even after a restored backup.
+ */
+export const NEXT_GENERATION = `max(listing_generation + 1, ${NOW_MICROS})`
+
+/**
+ * The messages of writes refused because SQLite would delete a row without firing its
+ * triggers, so counts, generations and the change log would miss it.
+ */
+const replaceRefused = (table: string) =>
+  `${table}: INSERT OR REPLACE of an existing row is refused (it deletes the old row without ` +
+  `firing triggers); use INSERT ... ON CONFLICT (id) DO UPDATE`
+const updateOntoRefused = (table: string, what: string) =>
+  `${table}: an update onto the ${what} of another row is refused (UPDATE OR REPLACE deletes ` +
+  `that row without firing triggers)`
+
+/** Log row of `folder` (OLD or NEW) under its owner and parent, at the owner's generation. */
+const logFolder = (row: 'OLD' | 'NEW', extra = '') => `
+  INSERT INTO folder_changes (owner_id, generation, kind, parent_id, folder_id)
+    SELECT id, listing_generation, 'folder', ${row}.folder_id, ${row}.id
+      FROM users WHERE id = ${row}.owner_id ${extra};`
+
+/**
+ * The triggers that bump listing generations and write the change log (migration 006).
+ * `log` false leaves the log out: the bench measures what the log costs a writer with it.
+ * One trigger per event, so the bump always precedes the log row that reads it.
+ */
+export function changeTriggers({ log }: { log: boolean }): string {
+  const bump = (ids: string) =>
+    `UPDATE users SET listing_generation = ${NEXT_GENERATION} WHERE id IN (${ids});`
+  const when = (sql: string) => (log ? sql : '')
+  const changed = ['id', 'name', 'folder_id', 'owner_id', 'is_deleted', 'created_at', 'updated_at']
+    .map((column) => `OLD.${column} IS NOT NEW.${column}`)
+    .join(' OR ')
+  return `
+    CREATE TRIGGER folders_changes_insert AFTER INSERT ON folders
+    BEGIN
+      SELECT RAISE(ABORT, '${replaceRefused('folders')}')
+       WHERE EXISTS (SELECT 1 FROM replaced_rows WHERE tbl = 'folders' AND id = NEW.id);
+      ${bump('NEW.owner_id')}
+      ${when(logFolder('NEW'))}
+    END;
+
+    CREATE TRIGGER folders_changes_delete AFTER DELETE ON folders
+    BEGIN
+      ${bump('OLD.owner_id')}
+      ${when(logFolder('OLD'))}
+    END;
+
+    -- Every column a listing shows, or that decides whether and where a folder is listed;
+    -- a row for the old place and, when the folder moved (or changed id), one for the new.
+    CREATE TRIGGER folders_changes_update
+      AFTER UPDATE OF id, name, folder_id, owner_id, is_deleted, created_at, updated_at ON folders
+      WHEN ${changed}
+    BEGIN
+      ${bump('OLD.owner_id, NEW.owner_id')}
+      ${when(logFolder('OLD'))}
+      ${when(
+        logFolder(
+          'NEW',
+          'AND (OLD.owner_id IS NOT NEW.owner_id OR OLD.folder_id IS NOT NEW.folder_id OR OLD.id IS NOT NEW.id)',
+        ),
+      )}
+    END;
+
+    CREATE TRIGGER users_changes_insert AFTER INSERT ON users
+    BEGIN
+      SELECT RAISE(ABORT, '${replaceRefused('users')}')
+       WHERE EXISTS (SELECT 1 FROM replaced_rows WHERE tbl = 'users' AND id = NEW.id);
+      ${bump('NEW.id')}
+      ${when("INSERT INTO folder_changes (owner_id, generation, kind) SELECT id, listing_generation, 'owner' FROM users WHERE id = NEW.id;")}
+    END;
+
+    CREATE TRIGGER users_changes_update AFTER UPDATE OF id, username, avatar_url ON users
+      WHEN OLD.id IS NOT NEW.id OR OLD.username IS NOT NEW.username OR OLD.avatar_url IS NOT NEW.avatar_url
+    BEGIN
+      ${bump('NEW.id')}
+      ${when("INSERT INTO folder_changes (owner_id, generation, kind) SELECT id, listing_generation, 'owner' FROM users WHERE id = NEW.id;")}
+    END;
+  `
+}
+
 const MIGRATIONS: SqlMigration[] = [
   {
     name: '001-initial-schema',
@@ -208,6 +294,82 @@ const MIGRATIONS: SqlMigration[] = [
       BEGIN
         SELECT RAISE(ABORT, 'users: ${USER_BOUNDS_RULE}');
       END;
+    `,
+  },
+  {
+    // The change feed's log and clock-based generations (docs/api.md "Change log").
+    // Generations were drawn from a counter stored with the data, so a restored backup drew
+    // the same values again and cached answers keyed on them came back stale; they now
+    // follow the clock (NEXT_GENERATION). Every write that changes what a listing shows
+    // writes, in the same transaction, one folder_changes row per (owner, parent) it touched.
+    //
+    // INSERT OR REPLACE deletes the replaced row without firing its delete triggers (unless
+    // the writer's connection has recursive_triggers on), which would leave counts,
+    // generations and the log wrong: such writes are refused. The BEFORE INSERT triggers
+    // note, in replaced_rows, whether a row that the insert conflicts with exists; only a
+    // REPLACE reaches the AFTER INSERT trigger with that note (a plain conflicting INSERT
+    // aborts first; OR IGNORE and ON CONFLICT DO UPDATE never insert). A note lives for one
+    // statement: the next insert of the id clears it, and pruning empties the table.
+    name: '006-change-log',
+    sql: `
+      DROP TRIGGER folders_generation_insert;
+      DROP TRIGGER folders_generation_delete;
+      DROP TRIGGER folders_generation_update;
+      DROP TRIGGER users_generation_insert;
+      DROP TRIGGER users_generation_update;
+      DROP TABLE listing_generation_seq;
+
+      CREATE TABLE folder_changes (
+        id         INTEGER PRIMARY KEY AUTOINCREMENT,
+        owner_id   TEXT NOT NULL,
+        generation INTEGER NOT NULL,
+        kind       TEXT NOT NULL CHECK (kind IN ('folder', 'owner', 'reset')),
+        parent_id  TEXT CHECK (kind = 'folder' OR parent_id IS NULL),
+        folder_id  TEXT CHECK ((kind = 'folder') = (folder_id IS NOT NULL))
+      ) STRICT;
+      -- A parent's changes after a position; the owner's 'owner' and 'reset' rows and the
+      -- rows of one generation; the oldest rows, for pruning.
+      CREATE INDEX folder_changes_by_parent
+        ON folder_changes (owner_id, parent_id, generation, id) WHERE kind = 'folder';
+      CREATE INDEX folder_changes_by_owner ON folder_changes (owner_id, kind, generation, id);
+      CREATE INDEX folder_changes_by_age ON folder_changes (generation);
+
+      UPDATE users SET listing_generation = ${NEXT_GENERATION};
+      INSERT INTO folder_changes (owner_id, generation, kind)
+        SELECT id, listing_generation, 'reset' FROM users;
+
+      CREATE TABLE replaced_rows (
+        tbl TEXT NOT NULL,
+        id  TEXT NOT NULL,
+        PRIMARY KEY (tbl, id)
+      ) STRICT, WITHOUT ROWID;
+
+      CREATE TRIGGER folders_replace_guard BEFORE INSERT ON folders
+      BEGIN
+        DELETE FROM replaced_rows WHERE tbl = 'folders' AND id = NEW.id;
+        INSERT INTO replaced_rows (tbl, id)
+          SELECT 'folders', NEW.id WHERE EXISTS (SELECT 1 FROM folders WHERE id = NEW.id);
+      END;
+      CREATE TRIGGER users_replace_guard BEFORE INSERT ON users
+      BEGIN
+        DELETE FROM replaced_rows WHERE tbl = 'users' AND id = NEW.id;
+        INSERT INTO replaced_rows (tbl, id)
+          SELECT 'users', NEW.id
+           WHERE EXISTS (SELECT 1 FROM users WHERE id = NEW.id OR username = NEW.username);
+      END;
+      -- UPDATE OR REPLACE onto another row's id or username deletes that row the same way.
+      CREATE TRIGGER folders_update_replace_guard BEFORE UPDATE OF id ON folders
+        WHEN NEW.id IS NOT OLD.id AND EXISTS (SELECT 1 FROM folders WHERE id = NEW.id)
+      BEGIN
+        SELECT RAISE(ABORT, '${updateOntoRefused('folders', 'id')}');
+      END;
+      CREATE TRIGGER users_update_replace_guard BEFORE UPDATE OF id, username ON users
+        WHEN (NEW.id IS NOT OLD.id AND EXISTS (SELECT 1 FROM users WHERE id = NEW.id))
+          OR (NEW.username IS NOT OLD.username AND EXISTS (SELECT 1 FROM users WHERE username = NEW.username))
+      BEGIN
+        SELECT RAISE(ABORT, '${updateOntoRefused('users', 'id or username')}');
+      END;
+      ${changeTriggers({ log: true })}
     `,
   },
 ]

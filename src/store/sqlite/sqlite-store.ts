@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3'
 import {
+  type ChangesQuery,
+  type ChangesResult,
   type CheckpointsQuery,
   type FolderKey,
   type FolderPage,
@@ -19,6 +21,7 @@ import { pageWindow } from '../page-window.js'
 import { itemsOf } from '../import-faults.js'
 import { importIntoSqlite } from './sqlite-import.js'
 import { openSqliteDatabase, type SqliteSettings } from './sqlite-connections.js'
+import { changesResult, type LoggedChange } from '../change-rows.js'
 
 type Row = Record<string, unknown>
 
@@ -42,6 +45,59 @@ function toUser(row: Row): UserRecord {
 
 function toFolder(row: Row): FolderRecord {
   return { ...(row as unknown as FolderRecord), is_deleted: row.is_deleted === 1 }
+}
+
+/**
+ * The statements of readChanges. `rows` merges the parent's 'folder' rows and the owner's
+ * 'owner' rows after the position (each read in index order up to the limit), with the
+ * folder's state when it is now a live child of that parent.
+ * $owner, $parent (null: the root), $generation, $row, $limit.
+ */
+interface ChangeStatements {
+  owner: Database.Statement
+  valid: Database.Statement
+  rows: Database.Statement
+}
+
+type LogRow = [
+  id: number,
+  generation: number,
+  kind: 'folder' | 'owner',
+  folderId: string | null,
+  name: string | null,
+  createdAt: number | null,
+  updatedAt: number | null,
+]
+
+function prepareChangeStatements(db: Database.Database): ChangeStatements {
+  const after = '(generation, id) > ($generation, $row) ORDER BY generation, id LIMIT $limit'
+  return {
+    owner: db.prepare('SELECT id, username, avatar_url, listing_generation FROM users WHERE id = ?'),
+    // A position is valid when its generation has a log row of this owner (not pruned,
+    // not restored away, not another owner's) and no reset came after it.
+    valid: db
+      .prepare(
+        `SELECT EXISTS (SELECT 1 FROM folder_changes WHERE owner_id = $owner
+                          AND kind IN ('folder', 'owner', 'reset') AND generation = $generation)
+            AND NOT EXISTS (SELECT 1 FROM folder_changes WHERE owner_id = $owner
+                          AND kind = 'reset' AND generation > $generation)`,
+      )
+      .pluck(),
+    rows: db
+      .prepare(
+        `SELECT c.id, c.generation, c.kind, c.folder_id, f.name, f.created_at, f.updated_at
+           FROM (SELECT * FROM (SELECT id, generation, kind, folder_id FROM folder_changes
+                                 WHERE owner_id = $owner AND kind = 'folder' AND parent_id IS $parent
+                                   AND ${after})
+                 UNION ALL
+                 SELECT * FROM (SELECT id, generation, kind, folder_id FROM folder_changes
+                                 WHERE owner_id = $owner AND kind = 'owner' AND ${after})) AS c
+           LEFT JOIN folders AS f
+             ON f.id = c.folder_id AND f.owner_id = $owner AND f.folder_id IS $parent AND f.is_deleted = 0
+          ORDER BY c.generation, c.id LIMIT $limit`,
+      )
+      .raw(),
+  }
 }
 
 /** Statement compilation costs more than the listing queries themselves: compile once. */
@@ -130,6 +186,8 @@ export class SqliteStore implements Store {
 
   private hot: HotStatements | undefined
   private listing: ((query: ListFoldersQuery) => FolderPage | null) | undefined
+  private changes: ((query: ChangesQuery) => ChangesResult) | undefined
+  private changeStatements: ChangeStatements | undefined
 
   constructor(db: Database.Database) {
     this.db = db
@@ -222,6 +280,82 @@ export class SqliteStore implements Store {
       const rows = pages.checkpoints.all(...args, every) as [name: string, created_at: number, id: string][]
       return rows.map(([name, created_at, id]) => ({ name, created_at, id }))
     })
+  }
+
+  readChanges(query: ChangesQuery): Promise<ChangesResult> {
+    // One read transaction: one snapshot for the checks, the rows and the present position.
+    this.changes ??= this.db.transaction((q: ChangesQuery) => this.readChangesNow(q))
+    const changes = this.changes
+    return this.run(() => changes(query))
+  }
+
+  private readChangesNow({ ownerId, parentId, after, limit }: ChangesQuery): ChangesResult {
+    const c = (this.changeStatements ??= prepareChangeStatements(this.db))
+    const owner = c.owner.get(ownerId) as
+      { id: string; username: string; avatar_url: string | null; listing_generation: number } | undefined
+    if (owner === undefined) return { outcome: 'parent-not-found' }
+    if (parentId !== null && this.q.liveChildCount.get(parentId, ownerId) === undefined) {
+      return { outcome: 'parent-not-found' }
+    }
+    const info = { id: owner.id, username: owner.username, avatar_url: owner.avatar_url }
+    if (after === null) return changesResult([], limit, info, owner.listing_generation)
+    const position = { owner: ownerId, generation: after.generation, row: after.row }
+    if (c.valid.get({ owner: ownerId, generation: after.generation }) !== 1) return { outcome: 'expired' }
+    const read = (c.rows.all({ ...position, parent: parentId, limit: limit + 1 }) as LogRow[]).map(
+      ([id, generation, kind, folderId, name, created_at, updated_at]): LoggedChange =>
+        kind === 'owner'
+          ? { kind, id, generation }
+          : {
+              kind,
+              id,
+              generation,
+              folderId: folderId as string,
+              folder:
+                name === null
+                  ? null
+                  : {
+                      id: folderId as string,
+                      name,
+                      folder_id: parentId,
+                      created_at: created_at as number,
+                      updated_at: updated_at as number,
+                    },
+            },
+    )
+    return changesResult(read, limit, info, owner.listing_generation)
+  }
+
+  ownerGenerations(ownerIds: readonly string[]): Promise<Map<string, number>> {
+    return this.run(() => {
+      const rows = this.db
+        .prepare('SELECT id, listing_generation FROM users WHERE id IN (SELECT value FROM json_each(?))')
+        .raw()
+        .all(JSON.stringify(ownerIds)) as [id: string, generation: number][]
+      return new Map(rows)
+    })
+  }
+
+  /**
+   * One write transaction per call (SQLite has one writer: a small batch keeps the others'
+   * wait short). Empties replaced_rows too: its notes live for one statement only.
+   */
+  pruneChanges(before: number, batch: number): Promise<number> {
+    return this.run(() =>
+      this.db
+        .transaction(() => {
+          this.db.prepare('DELETE FROM replaced_rows').run()
+          return this.db
+            .prepare(
+              `DELETE FROM folder_changes WHERE id IN (
+               SELECT c.id FROM folder_changes AS c
+                WHERE c.generation < ?
+                  AND c.generation IS NOT (SELECT listing_generation FROM users WHERE id = c.owner_id)
+                ORDER BY c.generation LIMIT ?)`,
+            )
+            .run(before * 1000, batch).changes
+        })
+        .immediate(),
+    )
   }
 
   cursorKey(): Promise<Uint8Array> {
