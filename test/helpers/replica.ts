@@ -3,7 +3,10 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { openStore } from '../../src/store/open-store.js'
 import type { ReadRoutingStats, Store } from '../../src/store/store.js'
 import { replicaBackend, TEST_SETTINGS } from './backends.js'
-import { createEmptyDatabase, withAdminClient, withDatabase } from './postgres.js'
+import { waitForReplay } from '../../bench/replay.js'
+import { createEmptyDatabase, withDatabase } from './postgres.js'
+
+export { waitForReplay }
 
 /**
  * A fresh database on the primary (TEST_DATABASE_URL) read through its streaming replica
@@ -47,30 +50,6 @@ export function replicaCluster(action: 'stop' | 'start'): void {
   }
   const mode = action === 'stop' ? ['-m', 'fast'] : []
   execFileSync('pg_ctlcluster', ['--skip-systemctl-redirect', '15', cluster, action, ...mode])
-}
-
-/** Resolves once the replica has replayed everything the primary had written when called. */
-export async function waitForReplay(
-  primaryUrl: string,
-  replicaUrl: string,
-  timeoutMs = 20_000,
-): Promise<void> {
-  const { rows } = await withAdminClient(primaryUrl, (client) =>
-    client.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn'),
-  )
-  const lsn = rows[0]?.lsn
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const replayed = await withAdminClient(replicaUrl, (client) =>
-      client.query<{ done: boolean }>('SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS done', [lsn]),
-    ).then(
-      (result) => result.rows[0]?.done === true,
-      () => false, // the database may not exist on the replica yet
-    )
-    if (replayed) return
-    if (Date.now() > deadline) throw new Error(`the replica did not replay ${lsn} within ${timeoutMs} ms`)
-    await sleep(20)
-  }
 }
 
 /** Resolves once the store's replica answered a probe (it is in rotation), or throws. */
