@@ -1,34 +1,23 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import pg from 'pg'
+import { withClient } from './postgres.js'
 
 /**
  * Waiting for a streaming replica to catch up, for the replica bench and the replica tests:
  * resolves once the replica has replayed everything the primary had written when called.
  */
 
-async function once<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 })
-  client.on('error', () => {}) // a dropped connection surfaces on the next query
-  await client.connect()
-  try {
-    return await work(client)
-  } finally {
-    await client.end()
-  }
-}
-
 export async function waitForReplay(
   primaryUrl: string,
   replicaUrl: string,
   timeoutMs = 20_000,
 ): Promise<void> {
-  const { rows } = await once(primaryUrl, (client) =>
+  const { rows } = await withClient(primaryUrl, (client) =>
     client.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn'),
   )
   const lsn = rows[0]?.lsn
   const deadline = Date.now() + timeoutMs
   for (;;) {
-    const replayed = await once(replicaUrl, (client) =>
+    const replayed = await withClient(replicaUrl, (client) =>
       client.query<{ done: boolean }>('SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS done', [lsn]),
     ).then(
       (result) => result.rows[0]?.done === true,

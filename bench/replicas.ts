@@ -3,11 +3,10 @@ import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
-import pg from 'pg'
 import { ensureBuilt } from './build.js'
 import { generateDataSet } from './dataset.js'
 import { runLoad, type LoadResult } from './load.js'
-import { benchDatabase } from './postgres.js'
+import { benchDatabase, withClient } from './postgres.js'
 import { readCpuSeconds } from './process-stats.js'
 import { freePort, HOST, stopAllChildren, stopChild } from './processes.js'
 import { waitForReplay } from './replay.js'
@@ -34,17 +33,13 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
 
 /** CPU seconds used so far by each server process connected to `database` at `url`. */
 async function backendCpu(url: string, database: string): Promise<Map<number, number>> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    const { rows } = await client.query<{ pid: number }>(
+  const { rows } = await withClient(url, (client) =>
+    client.query<{ pid: number }>(
       "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
       [database],
-    )
-    return new Map(rows.flatMap(({ pid }) => [[pid, readCpuSeconds(pid) ?? 0] as [number, number]]))
-  } finally {
-    await client.end()
-  }
+    ),
+  )
+  return new Map(rows.map(({ pid }): [number, number] => [pid, readCpuSeconds(pid) ?? 0]))
 }
 
 /** CPU used between two samples; a process that appeared between them counts whole. */
