@@ -124,7 +124,7 @@ export class ReadRouter {
   private readonly timer: NodeJS.Timeout | undefined
 
   constructor(settings: ReplicaSettings | undefined) {
-    this.replicas = (settings?.urls ?? []).map((url) => new Replica(url, settings as PoolSettings))
+    this.replicas = settings === undefined ? [] : settings.urls.map((url) => new Replica(url, settings))
     if (this.replicas.length > 0) {
       this.timer = setInterval(() => this.probeAll(), PROBE_INTERVAL_MS)
       this.timer.unref()
