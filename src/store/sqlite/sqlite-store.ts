@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import {
+  MissingCursorKeyError,
   type ChangesQuery,
   type ChangesResult,
   type CheckpointsQuery,
@@ -359,7 +360,11 @@ export class SqliteStore implements Store {
   }
 
   cursorKey(): Promise<Uint8Array> {
-    return this.run(() => this.q.cursorKey.get() as Buffer)
+    return this.run(() => {
+      const key = this.q.cursorKey.get() as Buffer | undefined
+      if (key === undefined) throw new MissingCursorKeyError()
+      return key
+    })
   }
 
   /** Holds the connection (one write transaction) until the source is exhausted and checked. */
