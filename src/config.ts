@@ -19,6 +19,10 @@ export const DEFAULT_RATE_LIMIT_PER_MINUTE = 6000
  * times, not 60 times a minute, while each such request costs a database lookup.
  */
 export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 60
+/** Connections per read replica, per process. */
+export const DEFAULT_REPLICA_POOL_SIZE = 5
+/** Connect and statement timeout on a read replica: a slow replica costs a request this much, once. */
+export const DEFAULT_REPLICA_TIMEOUT_MS = 1000
 /** Budget of the listing cache (finished answers), in MiB; 0 turns it off. */
 export const DEFAULT_LISTING_CACHE_MB = 64
 /** Held changes requests per process; each costs a few KB and a timer, none a connection to the database. */
@@ -44,8 +48,14 @@ export interface Config {
    * rate limit and logged.
    */
   trustProxy: boolean | readonly string[]
+  /** PostgreSQL streaming replicas of databaseUrl for listing reads; empty: none */
+  databaseReadUrls: readonly string[]
   /** PostgreSQL connections per process */
   dbPoolSize: number
+  /** connections per read replica per process */
+  dbReplicaPoolSize: number
+  /** connect and statement timeout on a read replica */
+  dbReplicaTimeoutMs: number
   /** how long to wait for a new database connection */
   dbConnectTimeoutMs: number
   /** longest a query may run before it is cancelled (PostgreSQL statement_timeout) */
@@ -172,6 +182,23 @@ function trustProxy(value: string | undefined): boolean | readonly string[] {
   return Object.freeze(entries)
 }
 
+/** Comma-separated postgres:// or postgresql:// URLs; the message never repeats one (passwords). */
+function readUrls(value: string | undefined): readonly string[] {
+  const urls = text(value, '')
+    .split(',')
+    .map((url) => url.trim())
+    .filter((url) => url !== '')
+  urls.forEach((url, index) => {
+    if (!/^postgres(ql)?:\/\/[^\s]+$/i.test(url)) {
+      throw new ConfigError(
+        'DATABASE_READ_URLS',
+        `expected comma-separated postgres:// URLs; entry ${index + 1} is not one`,
+      )
+    }
+  })
+  return Object.freeze(urls)
+}
+
 /** METRICS_PORT set (1-65535, or 0 for any free port): /metrics moves to METRICS_HOST:METRICS_PORT. */
 function metricsListener(env: Env): Pick<Config, 'metricsPort' | 'metricsHost'> {
   const metricsHost = text(env.METRICS_HOST, '127.0.0.1')
@@ -226,7 +253,22 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Rea
     ),
     corsOrigins: Object.freeze(corsOrigins),
     trustProxy: trustProxy(env.TRUST_PROXY),
+    databaseReadUrls: readUrls(env.DATABASE_READ_URLS),
     dbPoolSize: integer('DB_POOL_SIZE', env.DB_POOL_SIZE, 10, 1, 1000),
+    dbReplicaPoolSize: integer(
+      'DB_REPLICA_POOL_SIZE',
+      env.DB_REPLICA_POOL_SIZE,
+      DEFAULT_REPLICA_POOL_SIZE,
+      1,
+      1000,
+    ),
+    dbReplicaTimeoutMs: integer(
+      'DB_REPLICA_TIMEOUT_MS',
+      env.DB_REPLICA_TIMEOUT_MS,
+      DEFAULT_REPLICA_TIMEOUT_MS,
+      1,
+      600_000,
+    ),
     dbConnectTimeoutMs: integer('DB_CONNECT_TIMEOUT_MS', env.DB_CONNECT_TIMEOUT_MS, 3000, 1, 600_000),
     dbStatementTimeoutMs: integer('DB_STATEMENT_TIMEOUT_MS', env.DB_STATEMENT_TIMEOUT_MS, 5000, 1, 600_000),
     sqliteBusyTimeoutMs: integer('SQLITE_BUSY_TIMEOUT_MS', env.SQLITE_BUSY_TIMEOUT_MS, 5000, 0, 600_000),

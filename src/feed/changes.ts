@@ -122,7 +122,8 @@ export class ChangesFeed {
     }
     /** `woken`: after a wake, a read already in flight for the same query may be joined */
     const read = async (woken = false): Promise<FeedOutcome | ChangesRead> => {
-      const query = { ownerId: user.id, parentId, after, limit }
+      // A replica may answer only once it holds the session's generation (no stale answer).
+      const query = { ownerId: user.id, parentId, after, limit, minGeneration: user.generation }
       const result = await (woken ? this.shared(query) : this.store.readChanges(query))
       return result.outcome === 'changes' ? result : { outcome: result.outcome }
     }
@@ -167,8 +168,8 @@ export class ChangesFeed {
   }
 
   private shared(query: ChangesQuery): Promise<ChangesResult> {
-    const { ownerId, parentId, after, limit } = query
-    const key = `${ownerId} ${parentId ?? ''} ${after?.generation ?? ''} ${after?.row ?? ''} ${limit}`
+    const { ownerId, parentId, after, limit, minGeneration } = query
+    const key = `${ownerId} ${parentId ?? ''} ${after?.generation ?? ''} ${after?.row ?? ''} ${limit} ${minGeneration ?? ''}`
     let pending = this.reading.get(key)
     if (pending === undefined) {
       pending = this.store.readChanges(query).finally(() => this.reading.delete(key))

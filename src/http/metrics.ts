@@ -1,9 +1,9 @@
 import { createServer, STATUS_CODES, type Server } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { instrumented } from '../store/instrumented-store.js'
-import type { ServingStore } from '../store/store.js'
+import { FALLBACK_REASONS, type ReadRoutingStats, type ServingStore } from '../store/store.js'
 
 /**
  * Prometheus metrics at GET /metrics (text format 0.0.4), on the main listener or on its own
@@ -11,6 +11,10 @@ import type { ServingStore } from '../store/store.js'
  * - http_requests_total and http_request_duration_seconds by method, route (the route
  *   pattern, never the raw URL: bounded label values) and status;
  * - db_operation_duration_seconds by operation, backend and outcome (a Store decorator);
+ * - with PostgreSQL: db_reads_total (listing reads by target, primary or replica),
+ *   db_replica_fallbacks_total (by replica and reason), db_replica_lag_seconds and
+ *   db_primary_statements_total (all the primary was asked), read from
+ *   the store at each scrape;
  * - the process and Node.js defaults of prom-client (CPU, memory, event loop lag, GC...).
  *
  * Each app gets its own Registry, so apps built side by side (tests) never share series.
@@ -30,6 +34,8 @@ function processMetrics(): Registry {
   }
   return processRegistry
 }
+
+const EMPTY_ROUTING: ReadRoutingStats = { primaryReads: 0, primaryStatements: 0, replicas: [] }
 
 /** Label of requests refused before routing (HTTP parser errors, Expect, CONNECT). */
 export const REJECTED_ROUTE = 'rejected'
@@ -73,8 +79,58 @@ export class AppMetrics {
     this.requests.inc({ method, route: REJECTED_ROUTE, status: String(status) })
   }
 
+  /** The read routing counters of `store`, copied from it at every scrape. */
+  private routingOf(stats: () => ReadRoutingStats): void {
+    new Counter({
+      name: 'db_reads_total',
+      help: 'Listing reads (pages, counts, checkpoints) by where they were served: the primary or a replica',
+      labelNames: ['target', 'replica'] as const,
+      registers: [this.registry],
+      collect() {
+        const { primaryReads, replicas } = stats()
+        this.reset()
+        this.inc({ target: 'primary', replica: '' }, primaryReads)
+        for (const { name, reads } of replicas) this.inc({ target: 'replica', replica: name }, reads)
+      },
+    })
+    new Counter({
+      name: 'db_primary_statements_total',
+      help: 'Statements (a transaction counts once) this process sent to the primary, for any purpose',
+      registers: [this.registry],
+      collect() {
+        this.reset()
+        this.inc(stats().primaryStatements)
+      },
+    })
+    new Counter({
+      name: 'db_replica_fallbacks_total',
+      help: 'Listing reads a replica could not serve, answered by the primary, by replica and reason',
+      labelNames: ['replica', 'reason'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset()
+        for (const { name, fallbacks } of stats().replicas) {
+          for (const reason of FALLBACK_REASONS) this.inc({ replica: name, reason }, fallbacks[reason])
+        }
+      },
+    })
+    new Gauge({
+      name: 'db_replica_lag_seconds',
+      help: 'Replay lag of each replica at its last probe (0: replayed all it received); absent while it is down',
+      labelNames: ['replica'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset()
+        for (const { name, lagSeconds } of stats().replicas) {
+          if (lagSeconds !== null) this.set({ replica: name }, lagSeconds)
+        }
+      },
+    })
+  }
+
   /** `store`, with every call timed into db_operation_duration_seconds. */
   instrument<S extends ServingStore>(store: S): S {
+    if (store.readRouting !== undefined) this.routingOf(() => store.readRouting?.() ?? EMPTY_ROUTING)
     const backend = store.kind
     return instrumented(store, (operation, outcome, seconds) =>
       this.storeSeconds.observe({ operation, backend, outcome }, seconds),

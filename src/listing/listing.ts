@@ -100,7 +100,12 @@ export class Listings {
     const key = `${user.id} ${user.generation} ${parentId ?? ''}`
     let keys = this.checkpoints.get(key)
     if (keys === undefined) {
-      keys = this.store.listingCheckpoints({ ownerId: user.id, parentId, every: CHECKPOINT_EVERY })
+      keys = this.store.listingCheckpoints({
+        ownerId: user.id,
+        parentId,
+        every: CHECKPOINT_EVERY,
+        minGeneration: user.generation,
+      })
       keys.catch(() => this.checkpoints.delete(key))
       if (this.checkpoints.size >= CHECKPOINT_LISTINGS) {
         this.checkpoints.delete(this.checkpoints.keys().next().value as string)
@@ -144,7 +149,15 @@ export class Listings {
     } else if ((page - 1) * limit >= DEEP_OFFSET) {
       seek = await this.checkpointSeek(user, parentId, (page - 1) * limit)
     }
-    const result = await this.store.listFolders({ ownerId: user.id, parentId, page, limit, seek })
+    // A replica may serve it once it has replayed the session's generation: never older.
+    const result = await this.store.listFolders({
+      ownerId: user.id,
+      parentId,
+      page,
+      limit,
+      seek,
+      minGeneration: user.generation,
+    })
     if (result === null) return null
     // Every listed folder belongs to the session's user, so one owner object serves all.
     const owner: OwnerInfo = { id: user.id, username: user.username, avatar_url: user.avatar_url }

@@ -1,5 +1,5 @@
 import type { Config } from '../config.js'
-import { ConfigError } from '../config.js'
+import { ConfigError, DEFAULT_REPLICA_POOL_SIZE, DEFAULT_REPLICA_TIMEOUT_MS } from '../config.js'
 import { openSqliteStore } from './sqlite/sqlite-store.js'
 import type { Store } from './store.js'
 
@@ -21,7 +21,24 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
 export type StoreSettings = Pick<
   Config,
   'databaseUrl' | 'dbPoolSize' | 'dbConnectTimeoutMs' | 'dbStatementTimeoutMs' | 'sqliteBusyTimeoutMs'
->
+> &
+  Partial<Pick<Config, 'databaseReadUrls' | 'dbReplicaPoolSize' | 'dbReplicaTimeoutMs'>>
+
+/**
+ * The replicas' pools: small, and quick to give up (connect and statement timeout alike),
+ * since every read they fail is answered by the primary instead.
+ */
+function replicaSettings(settings: StoreSettings) {
+  const urls = settings.databaseReadUrls ?? []
+  if (urls.length === 0) return undefined
+  const timeoutMs = settings.dbReplicaTimeoutMs ?? DEFAULT_REPLICA_TIMEOUT_MS
+  return {
+    urls,
+    poolSize: settings.dbReplicaPoolSize ?? DEFAULT_REPLICA_POOL_SIZE,
+    connectTimeoutMs: timeoutMs,
+    statementTimeoutMs: timeoutMs,
+  }
+}
 
 /** Opens the backend and brings its schema up to date. */
 export async function openStore(settings: StoreSettings): Promise<Store> {
@@ -34,8 +51,12 @@ export async function openStore(settings: StoreSettings): Promise<Store> {
       poolSize: settings.dbPoolSize,
       connectTimeoutMs: settings.dbConnectTimeoutMs,
       statementTimeoutMs: settings.dbStatementTimeoutMs,
+      replicas: replicaSettings(settings),
     })
   } else {
+    if ((settings.databaseReadUrls ?? []).length > 0) {
+      throw new ConfigError('DATABASE_READ_URLS', 'read replicas need a PostgreSQL DATABASE_URL')
+    }
     store = openSqliteStore(target.path, { busyTimeoutMs: settings.sqliteBusyTimeoutMs })
   }
   try {

@@ -64,6 +64,12 @@ export interface ListFoldersQuery {
    * stepped over first (with a checkpoint key, it reaches any offset in a few steps).
    */
   seek?: { direction: 'after' | 'before'; key: FolderKey; skip?: number }
+  /**
+   * The owner's listing generation read with the session: the answer must show at least
+   * that generation's data. An adapter with read replicas may then read on a replica that
+   * has replayed it (docs/scale-out.md); absent, it reads where it writes.
+   */
+  minGeneration?: number
 }
 
 export interface CheckpointsQuery {
@@ -71,6 +77,8 @@ export interface CheckpointsQuery {
   parentId: string | null
   /** the distance between two checkpoints, in rows */
   every: number
+  /** as in ListFoldersQuery */
+  minGeneration?: number
 }
 
 export interface FolderPage {
@@ -176,6 +184,8 @@ export interface ChangesQuery {
   after: ChangePosition | null
   /** most rows returned; the store reads one more to tell `more` exactly */
   limit: number
+  /** as in ListFoldersQuery: the session's generation, which the answer must reflect at least */
+  minGeneration?: number
 }
 
 /** One log row that concerns the followed parent, in the order it was committed. */
@@ -257,6 +267,12 @@ export interface ServingStore {
   findFolder(folderId: string): Promise<FolderRecord | null>
 
   /**
+   * Where the reads that may go to a replica (pages, counts, checkpoints) were served, for
+   * /metrics; absent on a backend without replicas.
+   */
+  readRouting?(): ReadRoutingStats
+
+  /**
    * The changes of one parent's listing after a position, for the change feed. Everything is
    * read in ONE snapshot (PostgreSQL: one statement; SQLite: one read transaction): the
    * parent check, the position's validity, the log rows, the folders' current states, the
@@ -272,10 +288,56 @@ export interface ServingStore {
    */
   ownerGenerations(ownerIds: readonly string[]): Promise<Map<string, number>>
 
-  /** Resolves when the database answers a trivial query; throws StoreUnavailableError otherwise. */
+  /**
+   * Resolves when the database answers a trivial query; throws StoreUnavailableError
+   * otherwise. The primary only: a replica down never makes the service unready.
+   */
   ping(): Promise<void>
   /** Releases connections; safe to call more than once. */
   close(): Promise<void>
+}
+
+/** Why a read that could go to a replica was served by the primary. */
+export type FallbackReason =
+  /** the replica has not replayed the owner's generation yet */
+  | 'lagging'
+  /** the replica did not find the parent folder (or the owner): the primary decides */
+  | 'not-found'
+  /** the replica cancelled the read to replay WAL (a recovery conflict) */
+  | 'conflict'
+  /** no connection or no answer in time */
+  | 'timeout'
+  /** the replica refused the connection or lost it */
+  | 'unavailable'
+  /** any other failure of the statement on the replica */
+  | 'error'
+  /** the replica is on back-off after failures, or skipped for lagging */
+  | 'skipped'
+
+export const FALLBACK_REASONS: readonly FallbackReason[] = [
+  'lagging',
+  'not-found',
+  'conflict',
+  'timeout',
+  'unavailable',
+  'error',
+  'skipped',
+]
+
+/** Totals since start: every routed read counts once, where it was finally served. */
+export interface ReadRoutingStats {
+  primaryReads: number
+  /** every statement (or transaction) sent to the primary, routed or not */
+  primaryStatements: number
+  replicas: ReadonlyArray<{
+    /** `host:port`, never the URL (it may hold a password) */
+    name: string
+    reads: number
+    /** reads this replica could not serve, which the primary served instead */
+    fallbacks: Readonly<Record<FallbackReason, number>>
+    /** replay lag at the last probe, in seconds; null: not measured (down, not yet probed) */
+    lagSeconds: number | null
+  }>
 }
 
 /** What the command line needs besides serving: the schema, the import and the admin commands. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { allBackends } from '../helpers/backends.js'
+import { listingBackends } from '../helpers/backends.js'
 import { appWithRawSql } from '../helpers/counting-store.js'
 import { compareCodePoints, listBody, request, uuid } from '../helpers/fixtures.js'
 import { insertLiveFolder } from '../helpers/raw-sql.js'
@@ -35,7 +35,7 @@ function children(): Child[] {
   }))
 }
 
-for (const backend of allBackends()) {
+for (const backend of listingBackends()) {
   describe(`${backend.name}: deep offset pages from checkpoints`, { skip: backend.skip }, () => {
     let target: Awaited<ReturnType<typeof appWithRawSql>>
     let expected: Child[]

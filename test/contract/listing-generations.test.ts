@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
-import { allBackends } from '../helpers/backends.js'
+import { listingBackends } from '../helpers/backends.js'
 import { listBody, request, uuid } from '../helpers/fixtures.js'
 import { appWithRawSql } from '../helpers/counting-store.js'
 import { insertLiveFolder, type RawSql } from '../helpers/raw-sql.js'
@@ -23,7 +23,7 @@ const MUSIC = uuid('9e100000', 2)
 const LONE = uuid('9e100000', 3)
 const T0 = Date.parse('2026-05-01T10:00:00.000Z')
 
-for (const backend of allBackends()) {
+for (const backend of listingBackends()) {
   describe(
     `${backend.name}: listing generations keep the cache right under raw SQL writes`,
     { skip: backend.skip },

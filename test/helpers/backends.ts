@@ -10,7 +10,7 @@ import type { Store } from '../../src/store/store.js'
  */
 
 export interface Backend {
-  name: 'sqlite' | 'postgres'
+  name: 'sqlite' | 'postgres' | 'postgres+replica'
   /** why this backend's tests are skipped, or false when they run */
   skip: string | false
   /** A fresh, migrated, empty store of this backend, and the URL that opens it again. */
@@ -53,4 +53,27 @@ export const postgresBackend: Backend = {
 
 export function allBackends(): Backend[] {
   return [sqliteBackend, postgresBackend]
+}
+
+/**
+ * PostgreSQL reading listings on a streaming replica (TEST_DATABASE_READ_URL): every answer
+ * must be exactly the primary's, whatever the replica's lag, so the listing suites run on it
+ * too. Each store starts with the replica caught up and in rotation.
+ */
+export const replicaBackend: Backend = {
+  name: 'postgres+replica',
+  skip: !process.env.TEST_DATABASE_URL
+    ? 'TEST_DATABASE_URL is not set'
+    : !process.env.TEST_DATABASE_READ_URL
+      ? 'TEST_DATABASE_READ_URL is not set (.ci/postgres-replica.sh starts a replica)'
+      : false,
+  async open() {
+    const { replicatedDatabase } = await import('./replica.js')
+    return replicatedDatabase()
+  },
+}
+
+/** The backends of the listing suites: allBackends and PostgreSQL with a read replica. */
+export function listingBackends(): Backend[] {
+  return [...allBackends(), replicaBackend]
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { allBackends } from '../helpers/backends.js'
+import { listingBackends } from '../helpers/backends.js'
 import {
   BIG_LIVE_CHILDREN,
   allFolders,
@@ -34,7 +34,7 @@ const SECRET_WORDS = [
   'owner_id',
 ]
 
-for (const backend of allBackends()) {
+for (const backend of listingBackends()) {
   describe(`${backend.name}: GET /v1/folders listing`, { skip: backend.skip }, () => {
     let t: TestApp
     before(async () => {

@@ -4,6 +4,8 @@ import { ConfigError, DEFAULT_RATE_LIMIT_PER_MINUTE, loadConfig, type Env } from
 import { SERVICE_SETTINGS } from '../helpers/child-process.js'
 import { configVariables } from '../helpers/config-variables.js'
 import { assertOneLineError, runCli } from '../helpers/cli.js'
+import { openStore } from '../../src/store/open-store.js'
+import { TEST_SETTINGS } from '../helpers/backends.js'
 import { appOver, openSeeded, type Seeded } from '../helpers/fixtures.js'
 import { ensureBuilt } from '../helpers/service-process.js'
 
@@ -31,7 +33,10 @@ describe('configuration', () => {
       authFailuresPerMinute: 60,
       corsOrigins: [],
       trustProxy: false,
+      databaseReadUrls: [],
       dbPoolSize: 10,
+      dbReplicaPoolSize: 5,
+      dbReplicaTimeoutMs: 1000,
       dbConnectTimeoutMs: 3000,
       dbStatementTimeoutMs: 5000,
       sqliteBusyTimeoutMs: 5000,
@@ -62,7 +67,10 @@ describe('configuration', () => {
       AUTH_FAILURES_PER_MINUTE: '5',
       CORS_ORIGINS: 'https://a.example,http://localhost:5173',
       TRUST_PROXY: '10.0.0.0/8, ::1',
+      DATABASE_READ_URLS: 'postgres://r1.example/app, postgresql://u:p@r2.example:6432/app',
       DB_POOL_SIZE: '4',
+      DB_REPLICA_POOL_SIZE: '2',
+      DB_REPLICA_TIMEOUT_MS: '250',
       DB_CONNECT_TIMEOUT_MS: '1000',
       DB_STATEMENT_TIMEOUT_MS: '2000',
       SQLITE_BUSY_TIMEOUT_MS: '0',
@@ -88,7 +96,10 @@ describe('configuration', () => {
       authFailuresPerMinute: 5,
       corsOrigins: ['https://a.example', 'http://localhost:5173'],
       trustProxy: ['10.0.0.0/8', '::1'],
+      databaseReadUrls: ['postgres://r1.example/app', 'postgresql://u:p@r2.example:6432/app'],
       dbPoolSize: 4,
+      dbReplicaPoolSize: 2,
+      dbReplicaTimeoutMs: 250,
       dbConnectTimeoutMs: 1000,
       dbStatementTimeoutMs: 2000,
       sqliteBusyTimeoutMs: 0,
@@ -141,6 +152,10 @@ describe('configuration', () => {
     [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: '2' }, 'TRUST_PROXY'],
     [{ DB_POOL_SIZE: '0' }, 'DB_POOL_SIZE'],
+    [{ DATABASE_READ_URLS: 'sqlite:./replica.db' }, 'DATABASE_READ_URLS'],
+    [{ DATABASE_READ_URLS: 'postgres://a.example/app,mysql://b.example/app' }, 'DATABASE_READ_URLS'],
+    [{ DB_REPLICA_POOL_SIZE: '0' }, 'DB_REPLICA_POOL_SIZE'],
+    [{ DB_REPLICA_TIMEOUT_MS: 'fast' }, 'DB_REPLICA_TIMEOUT_MS'],
     [{ KEEP_ALIVE_TIMEOUT_MS: 'soon' }, 'KEEP_ALIVE_TIMEOUT_MS'],
     [{ HEADERS_TIMEOUT_MS: '40000' }, 'HEADERS_TIMEOUT_MS'],
     [{ SHUTDOWN_TIMEOUT_MS: '0' }, 'SHUTDOWN_TIMEOUT_MS'],
@@ -159,6 +174,24 @@ describe('configuration', () => {
         JSON.stringify(env),
       )
     }
+  })
+
+  it('never repeats a read URL (it may hold a password) when refusing one', () => {
+    assert.throws(
+      () => loadConfig({ DATABASE_READ_URLS: 'postgres://a.example/app,http://user:s3cret@b.example' }),
+      (error: unknown) => error instanceof ConfigError && !error.message.includes('s3cret'),
+    )
+  })
+
+  it('refuses read replicas without a PostgreSQL primary', async () => {
+    await assert.rejects(
+      openStore({
+        ...TEST_SETTINGS,
+        databaseUrl: 'sqlite::memory:',
+        databaseReadUrls: ['postgres://127.0.0.1:1/none'],
+      }),
+      (error: unknown) => error instanceof ConfigError && error.setting === 'DATABASE_READ_URLS',
+    )
   })
 
   describe('through the CLI', () => {

@@ -865,10 +865,23 @@ export interface CheckStats {
   clamped: number
   /** writes between requests: Store (delete, freeze, unfreeze, revoke) and plain SQL */
   writes: number
+  /** listing reads served by a read replica (a backend with one) and by the primary */
+  replicaReads: number
+  primaryReads: number
 }
 
 export function newStats(): CheckStats {
-  return { cases: 0, requests: 0, byStatus: new Map(), laterPages: 0, tiedNames: 0, clamped: 0, writes: 0 }
+  return {
+    cases: 0,
+    requests: 0,
+    byStatus: new Map(),
+    laterPages: 0,
+    tiedNames: 0,
+    clamped: 0,
+    writes: 0,
+    replicaReads: 0,
+    primaryReads: 0,
+  }
 }
 
 const PROBLEM_FIELDS = ['code', 'detail', 'request_id', 'status', 'title', 'type']
@@ -1110,10 +1123,11 @@ class Target {
   constructor(
     private readonly backend: Backend,
     private readonly recycleEvery: number,
+    private readonly stats: CheckStats,
   ) {}
 
   async app(): Promise<FastifyInstance> {
-    if (this.opened !== undefined && this.casesOnIt >= this.recycleEvery) await this.close()
+    if (this.opened !== undefined && this.casesOnIt >= this.recycleEvery) await this.close(this.stats)
     if (this.opened === undefined) {
       const opened = await this.backend.open()
       const app = await appOver(opened.store)
@@ -1138,10 +1152,13 @@ class Target {
     return this.opened
   }
 
-  async close(): Promise<void> {
+  async close(stats: CheckStats): Promise<void> {
     const opened = this.opened
     this.opened = undefined
     if (opened !== undefined) {
+      const routing = opened.store.readRouting?.()
+      stats.primaryReads += routing?.primaryReads ?? 0
+      stats.replicaReads += routing?.replicas.reduce((sum, replica) => sum + replica.reads, 0) ?? 0
       await opened.app.close()
       await opened.cleanup()
     }
@@ -1161,8 +1178,8 @@ export interface RunOptions {
  * fast-check's report (seed, path, the shrunk counterexample and the assertion message).
  */
 export async function runListingProperty(backend: Backend, options: RunOptions): Promise<CheckStats> {
-  const target = new Target(backend, options.recycleEvery ?? 2000)
   const stats = newStats()
+  const target = new Target(backend, options.recycleEvery ?? 2000, stats)
   const nonce = randomBytes(2).toString('hex')
   let counter = 0
   const property = fc.asyncProperty(
@@ -1201,7 +1218,7 @@ export async function runListingProperty(backend: Backend, options: RunOptions):
       ...(seed === undefined ? {} : { seed }),
     })
   } finally {
-    await target.close()
+    await target.close(stats)
   }
   return stats
 }
@@ -1214,6 +1231,7 @@ export function summary(stats: CheckStats): string {
   return (
     `${stats.cases} cases, ${stats.requests} requests (${statuses}); ` +
     `${stats.laterPages} later pages, ${stats.tiedNames} pages with same-name siblings, ${stats.clamped} clamped to 100, ` +
-    `${stats.writes} writes between requests (Store and plain SQL)`
+    `${stats.writes} writes between requests (Store and plain SQL); ` +
+    `listings read on a replica: ${stats.replicaReads}, on the primary: ${stats.primaryReads}`
   )
 }

@@ -69,6 +69,8 @@ export class Connections {
   readonly target: string
   private readonly pool: pg.Pool
   private closing: Promise<void> | undefined
+  /** statements sent (a transaction counts once), for /metrics: what the server was asked */
+  statements = 0
 
   constructor(url: string, settings: PoolSettings) {
     this.target = describeTarget(url)
@@ -103,6 +105,7 @@ export class Connections {
 
   private async once<R extends QueryResultRow>(query: QueryConfig): Promise<QueryResult<R>> {
     const client = await this.checkout()
+    this.statements++
     try {
       const result = await client.query<R>(query)
       client.release()
@@ -123,6 +126,7 @@ export class Connections {
    */
   async transaction<T>(work: (client: Client) => Promise<T>): Promise<T> {
     const client = await this.checkout()
+    this.statements++
     // Reusable only after COMMIT or ROLLBACK succeeded: otherwise the session state is unknown.
     let reusable = false
     try {

@@ -129,3 +129,30 @@ export function translate(target: string, error: unknown): unknown {
     cause: error,
   })
 }
+
+/** Why a read on a replica failed: each sends that read to the primary and the replica to back-off. */
+export type ReplicaFailure = 'conflict' | 'timeout' | 'unavailable' | 'error'
+
+/**
+ * SQLSTATEs of a statement a hot standby cancelled, or a session it ended, to replay WAL
+ * (a recovery conflict): 40001 "canceling statement due to conflict with recovery" (snapshot,
+ * lock, tablespace, buffer pin), 40P01 (a deadlock with the startup process), 57P04 (the
+ * database was dropped on the primary).
+ */
+const RECOVERY_CONFLICT_SQLSTATE = new Set(['40001', '40P01', '57P04'])
+
+/** pg-pool's and node-postgres's own timers: no connection in time, no answer in time. */
+const DRIVER_TIMEOUT = /^(timeout exceeded when trying to connect|Query read timeout)/
+
+export function replicaFailureOf(error: unknown): ReplicaFailure {
+  for (const cause of causes(error)) {
+    const code = codeOf(cause)
+    if (cause instanceof pg.DatabaseError && code !== undefined) {
+      if (RECOVERY_CONFLICT_SQLSTATE.has(code)) return 'conflict'
+      if (code === '57014') return 'timeout'
+    } else if (DRIVER_TIMEOUT.test(cause.message)) {
+      return 'timeout'
+    }
+  }
+  return isUnavailable(error) ? 'unavailable' : 'error'
+}

@@ -1,4 +1,4 @@
-import type { QueryConfig } from 'pg'
+import type { QueryConfig, QueryResultRow } from 'pg'
 import { formatTimestamp } from '../../time.js'
 import {
   MissingCursorKeyError,
@@ -14,6 +14,7 @@ import {
   type ImportData,
   type ImportSource,
   type ListFoldersQuery,
+  type ReadRoutingStats,
   type SessionUser,
   type Store,
   type UserRecord,
@@ -23,6 +24,7 @@ import { cannotConnect } from './postgres-errors.js'
 import { importIntoPostgres } from './postgres-import.js'
 import { itemsOf } from '../import-faults.js'
 import { BatchedLookups } from './batched-lookups.js'
+import { ReadRouter, type ReplicaSettings, type SnapshotGeneration } from './read-router.js'
 import { migratePostgres } from './postgres-migrations.js'
 import { changesResult, type LoggedChange } from '../change-rows.js'
 
@@ -77,7 +79,18 @@ type RawFolderRecord = RawFolder & { owner_id: string; is_deleted: boolean }
 type RawSessionUser = Omit<SessionUser, 'generation'> & { generation: string }
 type RawUser = Omit<UserRecord, 'created_at' | 'updated_at'> & { created_at: string; updated_at: string }
 /** A listing row: the total, then one page row (all null on an empty page). */
-type RawListing = { total: string } & { [K in keyof RawFolder]: RawFolder[K] | null }
+type RawListing = GenerationRow & { total: string } & { [K in keyof RawFolder]: RawFolder[K] | null }
+
+/**
+ * The owner's listing generation in the snapshot of the statement it is a column of
+ * ($1 is the owner in every routed statement): the read router (read-router.ts) serves a
+ * replica's rows only when it is at least the session's.
+ */
+const GENERATION_COLUMN = '(SELECT listing_generation FROM users WHERE id = $1)::text AS generation'
+interface GenerationRow {
+  generation: string | null
+}
+const generationColumn = (row: GenerationRow) => row.generation
 
 function toFolderRow(raw: RawFolder): FolderRow {
   return {
@@ -105,7 +118,7 @@ function toUser(raw: RawUser): UserRecord {
  * folders_listing forwards past the rows before the page, `tail` backwards past the rows
  * after it, and the one-time filter on `win` runs only the cheaper of the two, so the last
  * page of 100,000 children costs what the first does. One statement is one snapshot: the
- * total and the page agree. A LEFT JOIN keeps one row when the page is empty.
+ * total, the page and the generation agree. A LEFT JOIN keeps one row when the page is empty.
  */
 function listingStatement(name: string, total: string, parentFilter: string): QueryConfig {
   const children = `FROM folders WHERE owner_id = $1 AND ${parentFilter} AND NOT is_deleted`
@@ -130,7 +143,8 @@ function listingStatement(name: string, total: string, parentFilter: string): Qu
       ),
       page AS (SELECT * FROM head UNION ALL SELECT * FROM tail)
     SELECT win.total, page.id, page.name, page.folder_id,
-           ${ms('page.created_at')} AS created_at, ${ms('page.updated_at')} AS updated_at
+           ${ms('page.created_at')} AS created_at, ${ms('page.updated_at')} AS updated_at,
+           ${GENERATION_COLUMN}
       FROM win LEFT JOIN page ON true
      ORDER BY page.name, page.created_at, page.id`,
   }
@@ -138,14 +152,14 @@ function listingStatement(name: string, total: string, parentFilter: string): Qu
 
 /** $1 owner, $2 limit, $3 offset, $4 parent */
 export const LIST_CHILDREN = listingStatement(
-  'folder_service_list_children_v2',
+  'folder_service_list_children_v3',
   'SELECT child_count::int8 AS total FROM folders WHERE id = $4 AND owner_id = $1 AND NOT is_deleted',
   'folder_id = $4',
 )
 
 /** $1 owner, $2 limit, $3 offset */
 export const LIST_ROOT = listingStatement(
-  'folder_service_list_root_v2',
+  'folder_service_list_root_v3',
   'SELECT coalesce((SELECT root_folder_count FROM users WHERE id = $1), 0)::int8 AS total',
   'folder_id IS NULL',
 )
@@ -164,7 +178,7 @@ function seekStatement(name: string, total: string, parentFilter: string, direct
   const [comparison, order] = direction === 'after' ? ['>', LISTING_ORDER] : ['<', LISTING_ORDER_DESC]
   return {
     name,
-    text: `SELECT t.total, p.id, p.name, p.folder_id, p.created_at, p.updated_at
+    text: `SELECT t.total, p.id, p.name, p.folder_id, p.created_at, p.updated_at, ${GENERATION_COLUMN}
       FROM (${total}) AS t
       LEFT JOIN LATERAL (
         SELECT id, name, folder_id, ${ms('folders.created_at')} AS created_at,
@@ -200,7 +214,7 @@ const SEEK = {
 function checkpointsStatement(name: string, total: string, parentFilter: string): QueryConfig {
   return {
     name,
-    text: `SELECT c.name, ${ms('c.created_at')} AS created_at, c.id::text AS id
+    text: `SELECT c.name, ${ms('c.created_at')} AS created_at, c.id::text AS id, ${GENERATION_COLUMN}
       FROM (${total}) AS t
       LEFT JOIN LATERAL (
         SELECT name, created_at, id FROM (
@@ -338,11 +352,13 @@ const WRITE = { retry: false }
 export class PostgresStore implements Store {
   readonly kind = 'postgres'
   private readonly db: Connections
+  private readonly reads: ReadRouter
 
   private readonly sessions: BatchedLookups<string, RawSessionRow | undefined>
 
-  constructor(db: Connections) {
+  constructor(db: Connections, replicas?: ReplicaSettings) {
     this.db = db
+    this.reads = new ReadRouter(replicas)
     this.sessions = new BatchedLookups(
       async (ids) => {
         const { rows } = await this.db.query<RawSessionRow>({ ...SESSION_USERS, values: [ids] }, READ)
@@ -371,16 +387,31 @@ export class PostgresStore implements Store {
     }
   }
 
-  async listFolders({ ownerId, parentId, page, limit, seek }: ListFoldersQuery): Promise<FolderPage | null> {
+  /** `statement` on a replica that has replayed `minGeneration`, else on the primary. */
+  private routed<R extends QueryResultRow>(
+    statement: QueryConfig,
+    generationOf: SnapshotGeneration<R>,
+    minGeneration: number | undefined,
+  ): Promise<R[]> {
+    return this.reads.read<R>(
+      statement,
+      generationOf,
+      minGeneration,
+      async () => (await this.db.query<R>(statement, READ)).rows,
+    )
+  }
+
+  async listFolders(query: ListFoldersQuery): Promise<FolderPage | null> {
+    const { ownerId, parentId, page, limit, seek, minGeneration } = query
     if (parentId !== null && !(isStoredId(parentId) && isStoredId(ownerId))) return null
     if (!isStoredId(ownerId)) return { folders: [], total: 0 }
-    if (seek !== undefined) return this.seekFolders(ownerId, parentId, limit, seek)
+    if (seek !== undefined) return this.seekFolders(query, seek)
     const offset = (page - 1) * limit
-    const query =
+    const statement =
       parentId === null
         ? { ...LIST_ROOT, values: [ownerId, limit, offset] }
         : { ...LIST_CHILDREN, values: [ownerId, limit, offset, parentId] }
-    const { rows } = await this.db.query<RawListing>(query, READ)
+    const rows = await this.routed<RawListing>(statement, generationColumn, minGeneration)
     const first = rows[0]
     if (first === undefined) return null
     const folders = rows.flatMap((row) => (row.id === null ? [] : [toFolderRow(row as RawFolder)]))
@@ -388,9 +419,7 @@ export class PostgresStore implements Store {
   }
 
   private async seekFolders(
-    ownerId: string,
-    parentId: string | null,
-    limit: number,
+    { ownerId, parentId, limit, minGeneration }: ListFoldersQuery,
     { direction, key, skip }: NonNullable<ListFoldersQuery['seek']>,
   ): Promise<FolderPage | null> {
     // The key came out of a sealed token, so its id is one this service wrote; checked anyway.
@@ -398,7 +427,7 @@ export class PostgresStore implements Store {
     const values: unknown[] = [ownerId, limit + 1, key.name, key.created_at, key.id, skip ?? 0]
     const statement = parentId === null ? SEEK.root[direction] : SEEK.children[direction]
     if (parentId !== null) values.push(parentId)
-    const { rows } = await this.db.query<RawListing>({ ...statement, values }, READ)
+    const rows = await this.routed<RawListing>({ ...statement, values }, generationColumn, minGeneration)
     const first = rows[0]
     if (first === undefined) return null
     const folders = rows.flatMap((row) => (row.id === null ? [] : [toFolderRow(row as RawFolder)]))
@@ -408,27 +437,44 @@ export class PostgresStore implements Store {
     return { folders, total: Number(first.total), more }
   }
 
-  async listingCheckpoints({ ownerId, parentId, every }: CheckpointsQuery): Promise<FolderKey[] | null> {
+  async listingCheckpoints({
+    ownerId,
+    parentId,
+    every,
+    minGeneration,
+  }: CheckpointsQuery): Promise<FolderKey[] | null> {
     if (parentId !== null && !(isStoredId(parentId) && isStoredId(ownerId))) return null
     if (!isStoredId(ownerId)) return []
     const query =
       parentId === null
         ? { ...CHECKPOINTS.root, values: [ownerId, every] }
         : { ...CHECKPOINTS.children, values: [ownerId, every, parentId] }
-    const { rows } = await this.db.query<{ name: string | null; created_at: string; id: string }>(query, READ)
+    type RawCheckpoint = GenerationRow & { name: string | null; created_at: string; id: string }
+    const rows = await this.routed<RawCheckpoint>(query, generationColumn, minGeneration)
     if (rows.length === 0) return null
     return rows.flatMap(({ name, created_at, id }) =>
       name === null ? [] : [{ name, created_at: Number(created_at), id }],
     )
   }
 
-  async readChanges({ ownerId, parentId, after, limit }: ChangesQuery): Promise<ChangesResult> {
+  async readChanges({
+    ownerId,
+    parentId,
+    after,
+    limit,
+    minGeneration,
+  }: ChangesQuery): Promise<ChangesResult> {
     if (!isStoredId(ownerId) || (parentId !== null && !isStoredId(parentId)))
       return { outcome: 'parent-not-found' }
     const values: unknown[] = [ownerId, after?.generation ?? null, after?.row ?? null, limit + 1]
     if (parentId !== null) values.push(parentId)
     const statement = parentId === null ? CHANGES.root : CHANGES.children
-    const { rows } = await this.db.query<RawChangesRow>({ ...statement, values }, READ)
+    // `present` is the owner's generation in the statement's snapshot.
+    const rows = await this.routed<RawChangesRow>(
+      { ...statement, values },
+      (row) => row.present,
+      minGeneration,
+    )
     const first = rows[0]
     if (first === undefined || !first.parent_ok) return { outcome: 'parent-not-found' }
     const owner = { id: ownerId, username: first.username, avatar_url: first.avatar_url }
@@ -587,16 +633,23 @@ export class PostgresStore implements Store {
     await this.db.query({ text: 'SELECT 1' }, READ)
   }
 
-  close(): Promise<void> {
-    return this.db.close()
+  readRouting(): ReadRoutingStats {
+    return { ...this.reads.stats(), primaryStatements: this.db.statements }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.db.close(), this.reads.close()])
   }
 }
 
-export type PostgresStoreOptions = PoolSettings
+export interface PostgresStoreOptions extends PoolSettings {
+  /** streaming replicas of `url` for routed reads, each with its own pool */
+  replicas?: ReplicaSettings
+}
 
 /** A store on a pool that has not connected yet: no I/O until the first call. */
 export function createPostgresStore(url: string, options: PostgresStoreOptions): PostgresStore {
-  return new PostgresStore(new Connections(url, options))
+  return new PostgresStore(new Connections(url, options), options.replicas)
 }
 
 /**
@@ -607,7 +660,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions):
  */
 export async function openPostgresStore(url: string, options: PostgresStoreOptions): Promise<PostgresStore> {
   const connections = new Connections(url, options)
-  const store = new PostgresStore(connections)
+  const store = new PostgresStore(connections, options.replicas)
   try {
     await store.ping()
   } catch (error) {
