@@ -87,6 +87,9 @@ export class CursorSealer {
   open(token: string, binding: string): OpenedCursor | null {
     if (token.length > MAX_TOKEN_LENGTH || !TOKEN_PATTERN.test(token)) return null
     const raw = Buffer.from(token, 'base64url')
+    // The decoder ignores a last character that adds no whole byte and the unused low bits
+    // of the final one: only the spelling seal() writes is the token (an altered one is 400).
+    if (raw.toString('base64url') !== token) return null
     if (raw.length < NONCE_BYTES + FIXED_BYTES + 1 + TAG_BYTES) return null
     const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, NONCE_BYTES))
     decipher.setAAD(Buffer.from(binding, 'utf8'))

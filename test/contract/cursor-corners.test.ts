@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import type { FastifyInstance } from 'fastify'
+import { allBackends } from '../helpers/backends.js'
+import { appWithRawSql } from '../helpers/counting-store.js'
+import { linkTargets } from '../helpers/http-asserts.js'
+import { problemBody, request, uuid } from '../helpers/fixtures.js'
+
+/**
+ * Corners of continuation tokens: a cursor page that comes back empty keeps cursor links
+ * (an offset fallback repeated a folder); a token is accepted in exactly one spelling; links
+ * never leave the accepted page range.
+ */
+
+const ALICE = uuid('cc000000', 1)
+const ALICE_SESSION = uuid('cc500000', 1)
+const PARENT = uuid('cc100000', 1)
+const T0 = Date.parse('2026-05-01T00:00:00.000Z')
+/** The children A..K of the issue's scenario. */
+const LETTERS = 'ABCDEFGHIJK'.split('')
+const childId = (i: number) => uuid('cc200000', i)
+
+function dataSet() {
+  const at = new Date(T0).toISOString()
+  const folder = (id: string, name: string, parent: string | null) => ({
+    id,
+    name,
+    owner_id: ALICE,
+    folder_id: parent,
+    created_at: at,
+    updated_at: at,
+  })
+  return {
+    users: [{ id: ALICE, username: 'alice' }],
+    sessions: [{ id: ALICE_SESSION, user_id: ALICE }],
+    folders: [folder(PARENT, 'parent', null), ...LETTERS.map((name, i) => folder(childId(i), name, PARENT))],
+  }
+}
+
+const links = linkTargets
+
+const param = (url: string, name: string) => new URL(url, 'http://x').searchParams.get(name)
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+
+for (const backend of allBackends()) {
+  describe(`${backend.name}: cursor corners`, { skip: backend.skip }, () => {
+    let target: Awaited<ReturnType<typeof appWithRawSql>>
+    let app: FastifyInstance
+
+    const ok = async (url: string) => {
+      const res = await request(app, { url, session: ALICE_SESSION })
+      assert.equal(res.statusCode, 200, `${url}: ${res.body}`)
+      return res
+    }
+
+    before(async () => {
+      target = await appWithRawSql(backend, dataSet(), T0)
+      ;({ app } = target)
+    })
+    after(() => target.close())
+    it('accepts a token in exactly one spelling: appended or changed characters are 400', async () => {
+      const next = links(await ok(`/v1/folders?folder_id=${PARENT}&limit=2`)).next as string
+      const token = param(next, 'cursor') as string
+      const url = (cursor: string) => `/v1/folders?folder_id=${PARENT}&limit=2&cursor=${cursor}`
+      await ok(url(token))
+      const altered = new Set<string>()
+      for (const c of BASE64URL) {
+        altered.add(token + c)
+        altered.add(token + c + c)
+        altered.add(token.slice(0, -1) + c)
+      }
+      altered.delete(token)
+      for (const cursor of altered) {
+        const res = await request(app, { url: url(cursor), session: ALICE_SESSION })
+        assert.equal(res.statusCode, 400, `${cursor} (from ${token}): ${res.body}`)
+        assert.equal(problemBody(res).code, 'INVALID_INPUT')
+      }
+    })
+  })
+}
