@@ -1,3 +1,5 @@
+import { MAX_PAGE } from '../schemas/list-folders-query.js'
+
 /** What the Link header of one listing page is made from. */
 export interface PageLinks {
   parentId: string | null
@@ -19,20 +21,21 @@ export interface PageLinks {
  * Without cursors (a page with no folders): no prev on page 1, no next on the last page or
  * beyond it; beyond the last page, prev points at the last page (the nearest one with
  * folders). With cursors, next and prev exist when their token does and carry it; their
- * page numbers are this page's plus or minus one (never below 1).
+ * page numbers are this page's plus or minus one, kept within 1 to MAX_PAGE (the token, not
+ * the number, says where the page is). No link carries a page the query schema refuses.
  */
 export function paginationLinks(path: string, { parentId, page, limit, total, cursors }: PageLinks): string {
   const base = parentId === null ? `${path}?` : `${path}?folder_id=${parentId}&`
   const link = (target: number, rel: string, cursor: string | null = null) =>
     `<${base}page=${target}&limit=${limit}${cursor === null ? '' : `&cursor=${cursor}`}>; rel="${rel}"`
-  const last = Math.max(1, Math.ceil(total / limit))
+  const last = Math.min(Math.max(1, Math.ceil(total / limit)), MAX_PAGE)
   const links = [link(1, 'first')]
   if (cursors === undefined) {
     if (page > 1) links.push(link(Math.min(page - 1, last), 'prev'))
     if (page < last) links.push(link(page + 1, 'next'))
   } else {
     if (cursors.prev !== null) links.push(link(Math.max(page - 1, 1), 'prev', cursors.prev))
-    if (cursors.next !== null) links.push(link(page + 1, 'next', cursors.next))
+    if (cursors.next !== null) links.push(link(Math.min(page + 1, MAX_PAGE), 'next', cursors.next))
   }
   links.push(link(last, 'last'))
   return links.join(', ')

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { allBackends } from '../helpers/backends.js'
 import { appWithRawSql } from '../helpers/counting-store.js'
 import { linkTargets } from '../helpers/http-asserts.js'
-import { problemBody, request, uuid } from '../helpers/fixtures.js'
+import { listBody, problemBody, request, uuid } from '../helpers/fixtures.js'
 
 /**
  * Corners of continuation tokens: a cursor page that comes back empty keeps cursor links
@@ -40,6 +40,7 @@ function dataSet() {
 const links = linkTargets
 
 const param = (url: string, name: string) => new URL(url, 'http://x').searchParams.get(name)
+const names = (res: LightMyRequestResponse) => listBody(res).folders.map((f) => f.name)
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
 
 for (const backend of allBackends()) {
@@ -75,6 +76,19 @@ for (const backend of allBackends()) {
         assert.equal(res.statusCode, 400, `${cursor} (from ${token}): ${res.body}`)
         assert.equal(problemBody(res).code, 'INVALID_INPUT')
       }
+    })
+
+    it('keeps next inside the accepted page range (page 2147483647 with a cursor)', async () => {
+      const next = links(await ok(`/v1/folders?folder_id=${PARENT}&limit=2`)).next as string
+      const token = param(next, 'cursor') as string
+      const last = await ok(`/v1/folders?folder_id=${PARENT}&limit=2&page=2147483647&cursor=${token}`)
+      assert.deepEqual(names(last), ['C', 'D'])
+      for (const [rel, link] of Object.entries(links(last))) {
+        assert.ok(Number(param(link, 'page')) <= 2147483647, `${rel}: ${link}`)
+      }
+      const beyond = links(last).next
+      assert.ok(beyond !== undefined, 'the walk goes on')
+      assert.deepEqual(names(await ok(beyond)), ['E', 'F'])
     })
   })
 }
