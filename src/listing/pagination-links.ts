@@ -7,8 +7,8 @@ export interface PageLinks {
   limit: number
   total: number
   /**
-   * Continuation tokens for the next and prev links (null: no such link); absent on a page
-   * without folders, whose links are plain offset links.
+   * Continuation tokens for the next and prev links (null: no such link); absent on an
+   * offset page without folders, whose links are plain offset links.
    */
   cursors?: { next: string | null; prev: string | null }
 }
@@ -18,7 +18,7 @@ export interface PageLinks {
  * that keep folder_id and the effective limit. last is ceil(total / limit), at least 1;
  * first and last are plain offset links.
  *
- * Without cursors (a page with no folders): no prev on page 1, no next on the last page or
+ * Without cursors (an offset page with no folders): no prev on page 1, no next on the last page or
  * beyond it; beyond the last page, prev points at the last page (the nearest one with
  * folders). With cursors, next and prev exist when their token does and carry it; their
  * page numbers are this page's plus or minus one, kept within 1 to MAX_PAGE (the token, not

@@ -5,6 +5,7 @@ import { allBackends } from '../helpers/backends.js'
 import { appWithRawSql } from '../helpers/counting-store.js'
 import { linkTargets } from '../helpers/http-asserts.js'
 import { listBody, problemBody, request, uuid } from '../helpers/fixtures.js'
+import { insertLiveFolder, type RawSql } from '../helpers/raw-sql.js'
 
 /**
  * Corners of continuation tokens: a cursor page that comes back empty keeps cursor links
@@ -47,6 +48,7 @@ for (const backend of allBackends()) {
   describe(`${backend.name}: cursor corners`, { skip: backend.skip }, () => {
     let target: Awaited<ReturnType<typeof appWithRawSql>>
     let app: FastifyInstance
+    let sql: RawSql
 
     const ok = async (url: string) => {
       const res = await request(app, { url, session: ALICE_SESSION })
@@ -56,9 +58,75 @@ for (const backend of allBackends()) {
 
     before(async () => {
       target = await appWithRawSql(backend, dataSet(), T0)
-      ;({ app } = target)
+      ;({ app, sql } = target)
     })
     after(() => target.close())
+
+    it('lists every folder once when a cursor page comes back empty (A..K, limit 2, K deleted after I,J)', async () => {
+      try {
+        await walkThroughTheChange()
+      } finally {
+        // Back to the scenario's starting point for the other tests.
+        await sql.run(`UPDATE folders SET is_deleted = ${sql.false} WHERE id = ?`, childId(10))
+        await sql.run(`DELETE FROM folders WHERE name IN ('0a', '0b', '0c')`)
+      }
+    })
+
+    async function walkThroughTheChange() {
+      const walked: string[] = []
+      let url: string | undefined = `/v1/folders?folder_id=${PARENT}&limit=2`
+      let emptyPage: LightMyRequestResponse | undefined
+      let changed = false
+      for (let requests = 0; url !== undefined; requests++) {
+        assert.ok(requests < 20, 'the walk ends')
+        const res = await ok(url)
+        walked.push(...names(res))
+        if (listBody(res).folders.length === 0) emptyPage = res
+        if (!changed && walked.at(-1) === 'J') {
+          // After the page (I, J): K goes, three folders that sort first come.
+          changed = true
+          await sql.run(`UPDATE folders SET is_deleted = ${sql.true} WHERE id = ?`, childId(10))
+          for (const [i, name] of ['0a', '0b', '0c'].entries()) {
+            await insertLiveFolder(sql, {
+              id: uuid('cc300000', i),
+              name,
+              parent: PARENT,
+              owner: ALICE,
+              at: T0,
+            })
+          }
+        }
+        url = links(res).next
+      }
+      assert.deepEqual(walked, LETTERS.slice(0, 10), 'A..J, each once')
+      assert.ok(emptyPage, 'the page after (I, J) is empty')
+      const empty = links(emptyPage)
+      assert.equal(empty.next, undefined, 'nothing lies after J: no next')
+      assert.ok(empty.prev !== undefined && param(empty.prev, 'cursor'), 'prev keeps a cursor')
+      assert.deepEqual(names(await ok(empty.prev)), ['I', 'J'], 'prev: the page that ends at J')
+    }
+
+    it('keeps cursor links on an empty page reached by prev', async () => {
+      const page1 = await ok(`/v1/folders?folder_id=${PARENT}&limit=2`)
+      const page2 = await ok(links(page1).next as string)
+      // Nothing stays before C: A and B go.
+      await sql.run(`UPDATE folders SET is_deleted = ${sql.true} WHERE id IN (?, ?)`, childId(0), childId(1))
+      try {
+        const empty = await ok(links(page2).prev as string)
+        assert.deepEqual(names(empty), [])
+        const around = links(empty)
+        assert.equal(around.prev, undefined, 'nothing lies before C: no prev')
+        assert.ok(around.next !== undefined && param(around.next, 'cursor'), 'next keeps a cursor')
+        assert.deepEqual(names(await ok(around.next)), ['C', 'D'], 'next: the page that starts at C')
+      } finally {
+        await sql.run(
+          `UPDATE folders SET is_deleted = ${sql.false} WHERE id IN (?, ?)`,
+          childId(0),
+          childId(1),
+        )
+      }
+    })
+
     it('accepts a token in exactly one spelling: appended or changed characters are 400', async () => {
       const next = links(await ok(`/v1/folders?folder_id=${PARENT}&limit=2`)).next as string
       const token = param(next, 'cursor') as string
