@@ -82,7 +82,13 @@ function stagedValues(item: ImportItem): unknown[] {
   }
 }
 
-const LIFTED_TRIGGERS = ['folders_count_insert', 'folders_generation_insert']
+/**
+ * Dropped for the copy, restored after it: the count and generation triggers (their work is
+ * done set-based below) and the name encoding check, which validateImport makes redundant
+ * (names are strings without NUL or lone surrogates, so always UTF-8 when bound) and which
+ * made a copy of 100,000 folders take about 1.5 times as long.
+ */
+const LIFTED_TRIGGERS = ['folders_count_insert', 'folders_generation_insert', 'folders_name_encoding_insert']
 
 /**
  * Drops the secondary indexes of `table` when the import brings at least as many rows as it
