@@ -21,16 +21,17 @@ export function boundConnections(server: Server, maxConnections: number, log: Fa
     timer.unref()
     socket.once('close', () => clearTimeout(timer))
   })
-  // One line per burst, not per connection: a flood must not flood the log too.
+  // The first refusal is logged at once, then at most one line per DROP_REPORT_MS with the
+  // number refused since: a flood must not flood the log too.
   let dropped = 0
-  let reporting: NodeJS.Timeout | null = null
+  let quietUntil = 0
   server.on('drop', () => {
     dropped++
-    reporting ??= setTimeout(() => {
-      log.warn({ dropped, max_connections: maxConnections }, 'connections closed: MAX_CONNECTIONS open')
-      dropped = 0
-      reporting = null
-    }, DROP_REPORT_MS).unref()
+    const now = Date.now()
+    if (now < quietUntil) return
+    log.warn({ dropped, max_connections: maxConnections }, 'connections closed: MAX_CONNECTIONS open')
+    dropped = 0
+    quietUntil = now + DROP_REPORT_MS
   })
 }
 

@@ -58,12 +58,15 @@ describe('connection limits, on a listening server', () => {
   })
   after(() => seeded.cleanup())
 
-  async function serve(env: Record<string, string>): Promise<{ app: FastifyInstance; port: number }> {
+  async function serve(
+    env: Record<string, string>,
+    logger: { level: string; stream: { write(line: string): void } } | false = false,
+  ): Promise<{ app: FastifyInstance; port: number }> {
     const config = { ...loadConfig(env), port: 0, rateLimitPerMinute: 0, logLevel: 'silent' }
     const store = Object.assign(Object.create(seeded.store) as typeof seeded.store, {
       close: () => Promise.resolve(),
     })
-    const app = await listen(config, { store, logger: false })
+    const app = await listen(config, { store, logger })
     return { app, port: (app.server.address() as net.AddressInfo).port }
   }
 
@@ -85,11 +88,16 @@ describe('connection limits, on a listening server', () => {
   })
 
   it('closes new connections past MAX_CONNECTIONS at once and keeps serving the open ones', async () => {
-    const { app, port } = await serve({
-      MAX_CONNECTIONS: '5',
-      REQUEST_TIMEOUT_MS: '60000',
-      HEADERS_TIMEOUT_MS: '30000',
-    })
+    const log: string[] = []
+    const logger = { level: 'warn', stream: { write: (line: string) => void log.push(line) } }
+    const { app, port } = await serve(
+      {
+        MAX_CONNECTIONS: '5',
+        REQUEST_TIMEOUT_MS: '60000',
+        HEADERS_TIMEOUT_MS: '30000',
+      },
+      logger,
+    )
     const sockets: net.Socket[] = []
     try {
       const client = await silentConnection(port)
@@ -100,6 +108,11 @@ describe('connection limits, on a listening server', () => {
       const extra = await silentConnection(port)
       sockets.push(extra.socket)
       await within(extra.closed, 2000, 'the connection past the bound is closed')
+      const warned = log.map((line) => JSON.parse(line) as Record<string, unknown>)
+      assert.deepEqual(
+        warned.map(({ msg, dropped, max_connections }) => ({ msg, dropped, max_connections })),
+        [{ msg: 'connections closed: MAX_CONNECTIONS open', dropped: 1, max_connections: 5 }],
+      )
       // The client connected before keeps being answered on its connection.
       assert.match(await getOn(client.socket, '/v1/folders?limit=1'), /^HTTP\/1\.1 200/)
       assert.equal(app.server.listening, true)
