@@ -61,6 +61,16 @@ describe('README and docs/', () => {
     assert.deepEqual(long, [])
   })
 
+  it("README states the Node.js floor of package.json's engines", () => {
+    const manifest = JSON.parse(readRepoFile('package.json')) as { engines: { node: string } }
+    const floor = /^>=(\d+\.\d+)$/.exec(manifest.engines.node)?.[1]
+    assert.ok(floor !== undefined, `engines.node '${manifest.engines.node}' is not '>=major.minor'`)
+    assert.match(
+      markdownSection(readRepoFile('README.md'), 'Node.js versions'),
+      new RegExp(`Node\\.js ${floor} or later`),
+    )
+  })
+
   it('give a reason for exactly the direct dependencies of package.json', () => {
     const manifest = JSON.parse(readRepoFile('package.json')) as { dependencies: Record<string, string> }
     const table = tableRows(markdownSection(readRepoFile('docs/design.md'), 'Dependencies and why'))
