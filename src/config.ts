@@ -23,6 +23,12 @@ export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 60
 export const DEFAULT_REPLICA_POOL_SIZE = 5
 /** Connect and statement timeout on a read replica: a slow replica costs a request this much, once. */
 export const DEFAULT_REPLICA_TIMEOUT_MS = 1000
+/**
+ * Connections open at once: far more than a load balancer's pool or a crowd of browsers
+ * needs, and well under the common file limits (`ulimit -n`, 65,536 or more in most
+ * containers; set it lower where the limit is 1,024) with room left for the database.
+ */
+export const DEFAULT_MAX_CONNECTIONS = 10_000
 /** Budget of the listing cache (finished answers), in MiB; 0 turns it off. */
 export const DEFAULT_LISTING_CACHE_MB = 64
 /** Held changes requests per process; each costs a few KB and a timer, none a connection to the database. */
@@ -68,6 +74,8 @@ export interface Config {
   requestTimeoutMs: number
   /** longest the request headers may take to arrive (slow-loris guard); at most requestTimeoutMs */
   headersTimeoutMs: number
+  /** connections open at once; past it new ones are closed as soon as they are accepted */
+  maxConnections: number
   /** longest graceful shutdown may take before the process exits anyway */
   shutdownTimeoutMs: number
   /**
@@ -275,6 +283,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Rea
     keepAliveTimeoutMs: integer('KEEP_ALIVE_TIMEOUT_MS', env.KEEP_ALIVE_TIMEOUT_MS, 72_000, 1, 3_600_000),
     requestTimeoutMs,
     headersTimeoutMs,
+    maxConnections: integer('MAX_CONNECTIONS', env.MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
     shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, 10_000, 1, 600_000),
     shutdownDelayMs: integer('SHUTDOWN_DELAY_MS', env.SHUTDOWN_DELAY_MS, 0, 0, 600_000),
     ...metricsListener(env),

@@ -16,3 +16,8 @@ export function normaliseUuid(value: string): string {
 export function newId(): string {
   return randomUUID()
 }
+
+/** 32 lower-case hex digits in the 8-4-4-4-12 form. */
+export function uuidFromHex(hex: string): string {
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}

@@ -3,6 +3,7 @@ import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
 import { buildApp, type AppOptions } from './app.js'
 import type { Config } from './config.js'
+import { boundConnections } from './http/connection-limits.js'
 import { beginDraining } from './http/drain.js'
 import { startPruning } from './feed/change-pruning.js'
 import { AppMetrics, metricsServer } from './http/metrics.js'
@@ -50,6 +51,7 @@ export async function listen(config: Readonly<Config>, options: ListenOptions): 
     await pruning.stop()
     await store.close()
   })
+  boundConnections(app.server, config.maxConnections, app.log)
   if (config.metricsPort !== null) {
     try {
       await listenForMetrics(app, metrics, config.metricsHost, config.metricsPort)

@@ -66,7 +66,7 @@ const RESPONSE_DOCS: Record<string, ResponseDoc> = {
   },
   500: { description: 'INTERNAL: unexpected error (no internal details)' },
   503: {
-    description: 'UNAVAILABLE: the database is unreachable',
+    description: 'UNAVAILABLE: the database is unreachable or did not answer in time',
     headers: { 'Retry-After': header('Seconds to wait', { type: 'integer' }) },
   },
 }

@@ -30,6 +30,10 @@ export class HttpProblem extends Error {
   }
 }
 
+/** 503 UNAVAILABLE with Retry-After: the service cannot answer now, but will. */
+const unavailable = (detail: string) =>
+  new HttpProblem(503, 'UNAVAILABLE', detail, { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) })
+
 export const problems = {
   invalidInput: (detail: string) => new HttpProblem(400, 'INVALID_INPUT', detail),
   /** 400 naming a query parameter of GET /v1/folders and its rule. */
@@ -44,14 +48,12 @@ export const problems = {
     new HttpProblem(405, 'METHOD_NOT_ALLOWED', `Allowed methods: ${allow.join(', ')}.`, {
       allow: allow.join(', '),
     }),
-  unavailable: () =>
-    new HttpProblem(503, 'UNAVAILABLE', 'The database is unreachable; retry shortly.', {
-      'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
-    }),
-  shuttingDown: () =>
-    new HttpProblem(503, 'UNAVAILABLE', 'The service is shutting down; retry on another instance.', {
-      'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
-    }),
+  unavailable: () => unavailable('The database is unreachable; retry shortly.'),
+  timedOut: () =>
+    unavailable(
+      'The database did not answer in time (busy, or waiting for a lock another writer holds); retry shortly.',
+    ),
+  shuttingDown: () => unavailable('The service is shutting down; retry on another instance.'),
   cursorExpired: () =>
     new HttpProblem(
       410,
@@ -94,7 +96,8 @@ function fromValidation(error: FastifyError): HttpProblem {
 /** Maps anything thrown during a request to the problem it answers with. */
 export function toProblem(error: unknown): HttpProblem {
   if (error instanceof HttpProblem) return error
-  if (error instanceof StoreUnavailableError) return problems.unavailable()
+  if (error instanceof StoreUnavailableError)
+    return error.timedOut ? problems.timedOut() : problems.unavailable()
   const fastifyError = error as FastifyError
   if (fastifyError.validation !== undefined) return fromValidation(fastifyError)
   const status = fastifyError.statusCode

@@ -3,13 +3,14 @@ import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { Tokenizer, TokenParser, TokenType, type ParsedTokenInfo } from '@streamparser/json'
 import { ImportError, type ImportItem, type ImportKind } from '../store/store.js'
-import { keyCount, RecordSplitter } from './record-splitter.js'
+import { keyCount, RecordSplitter, SplitterBoundError } from './record-splitter.js'
 import { isImportKind, validateRecord } from './validate-import.js'
 
 /**
  * Reads a data file (docs/api.md "Import format") as a stream of validated records, a batch per
  * chunk read, with memory bounded whatever the file's size: each record's text is cut out
- * (record-splitter.ts) and parsed on its own, and nothing else of the file is kept.
+ * (record-splitter.ts) and parsed on its own, and nothing else of the file is kept; a
+ * record, key or value beyond the splitter's bounds is refused as soon as it passes them.
  * A record at fault throws ImportError naming it (`folders[1834221]: ...`) as soon as it is
  * read; so does a file that is not an object of the four arrays.
  */
@@ -159,10 +160,13 @@ export async function* readImportFile(
     outer.check(info)
     parser.write(info)
   }
-  const notJson = (error: unknown) =>
-    error instanceof ImportError || error instanceof ImportFileError
-      ? error
-      : new ImportFileError(`${path} is not valid JSON: ${(error as Error).message}`)
+  const notJson = (error: unknown) => {
+    if (error instanceof ImportError || error instanceof ImportFileError) return error
+    if (error instanceof SplitterBoundError) {
+      return new ImportError(error.inRecord ? openRecord() : 'file', error.message)
+    }
+    return new ImportFileError(`${path} is not valid JSON: ${(error as Error).message}`)
+  }
   const splitter = new RecordSplitter({
     outer: (text) => tokenizer.write(text),
     arrayOpened: () => (nextIndex = 0),

@@ -14,6 +14,31 @@
  * given twice (which JSON.parse silently drops).
  */
 
+/**
+ * Bounds of what the reader holds at once, so that its memory is bounded whatever the file
+ * (docs/api.md "Import format"): the text of one record, of one key or value outside the
+ * records (the streaming parser buffers a token whole), and the nesting inside a record
+ * (JSON.parse recurses: about 5,000 levels overflowed its stack). A valid record is a
+ * flat object of a few hundred characters; these leave room for any.
+ */
+export const MAX_RECORD_CHARACTERS = 1 << 20
+export const MAX_RECORD_NESTING = 64
+
+/** A bound broken; `inRecord`: by the record being read (else by the text around records). */
+export class SplitterBoundError extends Error {
+  override readonly name = 'SplitterBoundError'
+  constructor(
+    message: string,
+    readonly inRecord: boolean,
+  ) {
+    super(message)
+  }
+}
+
+const RECORD_TOO_LONG = `longer than ${MAX_RECORD_CHARACTERS.toLocaleString('en-US')} characters of JSON (the bound of one record)`
+const OUTER_TOO_LONG = `a key or value outside the records is longer than ${MAX_RECORD_CHARACTERS.toLocaleString('en-US')} characters`
+const TOO_DEEP = `nested more than ${MAX_RECORD_NESTING} levels deep (the bound of one record)`
+
 export interface SplitterHandlers {
   /** Text of the file outside records, in order, records replaced by `0`. */
   outer(text: string): void
@@ -63,6 +88,8 @@ export class RecordSplitter {
   /** the open record's text from earlier chunks */
   private carry = ''
   private outerText = ''
+  /** characters of the key or value outside records being read, over earlier chunks; -1: none */
+  private outerToken = -1
 
   constructor(private readonly handlers: SplitterHandlers) {}
 
@@ -82,6 +109,8 @@ export class RecordSplitter {
     let recordStart = this.record === Reading.None ? -1 : 0
     /** the next backslash at or after the position last looked from (length: none) */
     let backslash = -1
+    /** where the key or value outside records being read starts in this chunk */
+    let tokenStart = 0
     for (let i = 0; i < length; i++) {
       if (this.inString) {
         if (this.escaped) {
@@ -106,6 +135,8 @@ export class RecordSplitter {
           if (this.record === Reading.String) {
             this.endRecord(text, recordStart, i + 1)
             outerStart = i + 1
+          } else if (this.record === Reading.None) {
+            this.endOuterToken(i - tokenStart)
           }
         }
         continue
@@ -118,8 +149,9 @@ export class RecordSplitter {
       } else if (this.record === Reading.Container) {
         if (c === QUOTE) this.inString = true
         else if (c === COLON) this.colons++
-        else if (c === OPEN_BRACE || c === OPEN_BRACKET) this.depth++
-        else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+        else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+          if (++this.depth > MAX_RECORD_NESTING + 2) throw new SplitterBoundError(TOO_DEEP, true)
+        } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
           if (--this.depth === 2) {
             this.endRecord(text, recordStart, i + 1)
             outerStart = i + 1
@@ -127,7 +159,11 @@ export class RecordSplitter {
         }
         continue
       }
-      // Outside records.
+      // Outside records. A number or literal (or junk) here is counted like a string.
+      if (this.outerToken !== -1) {
+        if (!endsScalar(c)) continue
+        this.endOuterToken(i - tokenStart)
+      }
       if (isWhitespace(c) || c === COMMA) continue
       if (c !== CLOSE_BRACKET && c !== CLOSE_BRACE && this.atRecordLevel()) {
         this.outerText += text.slice(outerStart, i)
@@ -144,8 +180,11 @@ export class RecordSplitter {
         }
         continue
       }
-      if (c === QUOTE) this.inString = true
-      else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      if (c === QUOTE) {
+        this.inString = true
+        this.outerToken = 0
+        tokenStart = i
+      } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
         this.depth++
         if (this.depth <= 2) this.opened[this.depth] = c
         if (this.atRecordLevel()) {
@@ -155,9 +194,32 @@ export class RecordSplitter {
           this.handlers.arrayOpened()
         }
       } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) this.depth--
+      else if (c !== COLON) {
+        this.outerToken = 0
+        tokenStart = i
+      }
     }
     if (this.record === Reading.None) this.outerText += text.slice(outerStart)
     else this.carry += text.slice(recordStart)
+    if (this.carry.length > MAX_RECORD_CHARACTERS) throw new SplitterBoundError(RECORD_TOO_LONG, true)
+    if (this.outerToken !== -1) {
+      this.outerToken += length - tokenStart
+      this.checkOuterToken()
+    }
+  }
+
+  /** A key or value outside records ended `length` characters after its start in this chunk. */
+  private endOuterToken(length: number): void {
+    this.outerToken += length
+    this.checkOuterToken()
+    this.outerToken = -1
+  }
+
+  private checkOuterToken(): void {
+    if (this.outerToken <= MAX_RECORD_CHARACTERS) return
+    // The text before it first: a fault there (an unknown key, say) is the first fault.
+    this.flush()
+    throw new SplitterBoundError(OUTER_TOO_LONG, false)
   }
 
   /** Ends the text: a scalar record at the very end is complete. */
@@ -176,6 +238,7 @@ export class RecordSplitter {
 
   private endRecord(text: string, start: number, end: number): void {
     const record = this.carry === '' ? text.slice(start, end) : this.carry + text.slice(start, end)
+    if (record.length > MAX_RECORD_CHARACTERS) throw new SplitterBoundError(RECORD_TOO_LONG, true)
     this.carry = ''
     this.record = Reading.None
     // Spaced, so that two records with nothing between them stay two values to the parser.

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { uuidFromHex } from '../ids.js'
 import type { FolderKey } from '../store/store.js'
 import { MAX_TOKEN_LENGTH, SEAL_OVERHEAD, openToken, sealToken } from './sealed-token.js'
 
@@ -91,7 +92,7 @@ export class CursorSealer {
       key: {
         name: plain.subarray(nameStart).toString('utf8'),
         created_at: Number(plain.readBigInt64BE(1)),
-        id: `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`,
+        id: uuidFromHex(hex),
       },
       nameDigest: long ? plain.subarray(FIXED_BYTES, nameStart) : null,
     }

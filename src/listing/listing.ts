@@ -14,10 +14,11 @@ import type {
 import { formatTimestamp } from '../time.js'
 import { changesBinding } from '../feed/changes-cursor.js'
 import { ALL_ROWS } from '../store/store.js'
-import { cursorBinding, nameDigest, type OpenedCursor, type Seek } from './cursor.js'
+import { type CursorSealer, cursorBinding, nameDigest, type OpenedCursor, type Seek } from './cursor.js'
 import { DeploymentSealers } from './token-sealers.js'
 import type { CachedListing, ListingCache } from './listing-cache.js'
 import { paginationLinks, type PageLinks } from './pagination-links.js'
+import { adjacentKey } from './adjacent-key.js'
 
 /**
  * The listing of GET /v1/folders, assembled once and kept: the Store's rows become the
@@ -192,10 +193,28 @@ export class Listings {
         next: hasNext ? sealer.seal('after', keyOf(last), binding) : null,
         prev: hasPrev ? sealer.seal('before', keyOf(first), binding) : null,
       }
+    } else if (cursor !== null && seek !== undefined) {
+      links.cursors = this.emptyPageCursors(sealers.listing, seek, binding)
     }
     const listing = { body, etag: strongEtag(body), link: paginationLinks(LIST_PATH, links) }
     if (this.cache.enabled) this.cache.set(key, listing)
     return listing
+  }
+
+  /**
+   * The links of a page reached by a token that came back empty: nothing lies beyond the
+   * boundary in the token's direction, so no link that way; the way back starts right
+   * beside the boundary, so it reads the boundary folder too (the page before an empty
+   * `next` page ends at the folder the walk last saw). Offset links here would restart the
+   * count under data that has changed, and list folders again.
+   */
+  private emptyPageCursors(
+    sealer: CursorSealer,
+    { direction, key }: Seek,
+    binding: string,
+  ): PageLinks['cursors'] {
+    const back = sealer.seal(direction === 'after' ? 'before' : 'after', adjacentKey(key, direction), binding)
+    return direction === 'after' ? { next: null, prev: back } : { next: back, prev: null }
   }
 
   /**

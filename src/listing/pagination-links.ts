@@ -1,3 +1,5 @@
+import { MAX_PAGE } from '../schemas/list-folders-query.js'
+
 /** What the Link header of one listing page is made from. */
 export interface PageLinks {
   parentId: string | null
@@ -5,8 +7,8 @@ export interface PageLinks {
   limit: number
   total: number
   /**
-   * Continuation tokens for the next and prev links (null: no such link); absent on a page
-   * without folders, whose links are plain offset links.
+   * Continuation tokens for the next and prev links (null: no such link); absent on an
+   * offset page without folders, whose links are plain offset links.
    */
   cursors?: { next: string | null; prev: string | null }
   /** the changes cursor of the point the page was read at: a rel="changes" link to `${path}/changes` */
@@ -18,10 +20,11 @@ export interface PageLinks {
  * that keep folder_id and the effective limit. last is ceil(total / limit), at least 1;
  * first and last are plain offset links.
  *
- * Without cursors (a page with no folders): no prev on page 1, no next on the last page or
+ * Without cursors (an offset page with no folders): no prev on page 1, no next on the last page or
  * beyond it; beyond the last page, prev points at the last page (the nearest one with
  * folders). With cursors, next and prev exist when their token does and carry it; their
- * page numbers are this page's plus or minus one (never below 1).
+ * page numbers are this page's plus or minus one, kept within 1 to MAX_PAGE (the token, not
+ * the number, says where the page is). No link carries a page the query schema refuses.
  */
 export function paginationLinks(
   path: string,
@@ -30,14 +33,14 @@ export function paginationLinks(
   const base = parentId === null ? `${path}?` : `${path}?folder_id=${parentId}&`
   const link = (target: number, rel: string, cursor: string | null = null) =>
     `<${base}page=${target}&limit=${limit}${cursor === null ? '' : `&cursor=${cursor}`}>; rel="${rel}"`
-  const last = Math.max(1, Math.ceil(total / limit))
+  const last = Math.min(Math.max(1, Math.ceil(total / limit)), MAX_PAGE)
   const links = [link(1, 'first')]
   if (cursors === undefined) {
     if (page > 1) links.push(link(Math.min(page - 1, last), 'prev'))
     if (page < last) links.push(link(page + 1, 'next'))
   } else {
     if (cursors.prev !== null) links.push(link(Math.max(page - 1, 1), 'prev', cursors.prev))
-    if (cursors.next !== null) links.push(link(page + 1, 'next', cursors.next))
+    if (cursors.next !== null) links.push(link(Math.min(page + 1, MAX_PAGE), 'next', cursors.next))
   }
   links.push(link(last, 'last'))
   if (changes !== undefined) {

@@ -27,6 +27,9 @@ export function sealToken(key: Buffer, plain: Buffer, binding: string): string {
 export function openToken(key: Buffer, token: string, binding: string, minPlain: number): Buffer | null {
   if (token.length > MAX_TOKEN_LENGTH || !TOKEN_PATTERN.test(token)) return null
   const raw = Buffer.from(token, 'base64url')
+  // The decoder ignores a last character that adds no whole byte and the unused low bits
+  // of the final one: only the spelling sealToken writes is the token (an altered one is 400).
+  if (raw.toString('base64url') !== token) return null
   if (raw.length < SEAL_OVERHEAD + minPlain) return null
   const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, NONCE_BYTES))
   decipher.setAAD(Buffer.from(binding, 'utf8'))

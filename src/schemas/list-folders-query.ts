@@ -13,6 +13,8 @@ export const POSITIVE_INT32_PATTERN =
   '^0*(?:[1-9][0-9]{0,8}|1[0-9]{9}|20[0-9]{8}|21[0-3][0-9]{7}|214[0-6][0-9]{6}|2147[0-3][0-9]{5}' +
   '|21474[0-7][0-9]{4}|214748[0-2][0-9]{3}|2147483[0-5][0-9]{2}|21474836[0-3][0-9]|214748364[0-7])$'
 
+/** The largest page number accepted, and so the largest a link may carry. */
+export const MAX_PAGE = 2147483647
 export const MAX_LIMIT = 100
 export const DEFAULT_LIMIT = 50
 

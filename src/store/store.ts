@@ -390,8 +390,11 @@ export interface Store extends ServingStore, AdminStore {}
 /** The database cannot be reached or did not answer in time: HTTP 503, CLI one-line error. */
 export class StoreUnavailableError extends Error {
   override readonly name = 'StoreUnavailableError'
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** the database answered, but cancelled the statement: a lock wait or a slow query */
+  readonly timedOut: boolean
+  constructor(message: string, options?: { cause?: unknown; timedOut?: boolean }) {
     super(message, options)
+    this.timedOut = options?.timedOut ?? false
   }
 }
 

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
-import { readImportFile, READ_CHUNK_BYTES } from '../../src/import/read-import-file.js'
+import { readImportFile, READ_CHUNK_BYTES, type ReadProgress } from '../../src/import/read-import-file.js'
+import { MAX_RECORD_CHARACTERS, MAX_RECORD_NESTING } from '../../src/import/record-splitter.js'
 import { ImportError } from '../../src/store/store.js'
 
 /**
@@ -18,11 +19,11 @@ after(() => rmSync(dir, { recursive: true, force: true }))
 const OWNER = 'e0000000-0000-4000-8000-000000000001'
 
 /** Reads the whole file; the ImportError's message, or null when it reads cleanly. */
-async function fault(bytes: Buffer): Promise<string | null> {
+async function fault(bytes: Buffer | string, progress?: ReadProgress): Promise<string | null> {
   const path = join(dir, `f${Math.random().toString(36).slice(2)}.json`)
   writeFileSync(path, bytes)
   try {
-    for await (const batch of readImportFile(path, Date.now())) void batch
+    for await (const batch of readImportFile(path, Date.now(), progress)) void batch
     return null
   } catch (error) {
     if (error instanceof ImportError) return error.message
@@ -81,8 +82,62 @@ describe('import file faults', () => {
     assert.match((await fault(Buffer.from(shapeFirst))) ?? '', /^file: unknown key 'bogus'/)
   })
 
+  it('refuses a record, key or value longer than the bound, naming it, having read little more than the bound', async () => {
+    const record = (name: string) => JSON.stringify({ name, owner_id: OWNER })
+    const over = MAX_RECORD_CHARACTERS + 1
+    // 64 MB in one record: before the bound, all of it was held (a 120 MB record peaked at 700 MB).
+    const huge = `{"folders": [${record('a')}, ${record('x'.repeat(64 << 20))}]}`
+    const progress: ReadProgress = { totalBytes: huge.length, bytesRead: 0, records: 0 }
+    assert.match(
+      (await fault(huge, progress)) ?? '',
+      /^folders\[1\]: longer than 1,048,576 characters of JSON/,
+    )
+    assert.ok(
+      progress.bytesRead <= MAX_RECORD_CHARACTERS + 2 * READ_CHUNK_BYTES,
+      `read ${progress.bytesRead} bytes`,
+    )
+    // Just over the bound, within one read; exactly at it, accepted by the reader.
+    const padding = over - record('').length
+    assert.match(
+      (await fault(`{"users": [], "folders": [${record('y'.repeat(padding))}]}`)) ?? '',
+      /^folders\[0\]: longer than/,
+    )
+    assert.doesNotMatch(
+      (await fault(`{"folders": [${record('y'.repeat(padding - 1))}]}`)) ?? '',
+      /characters of JSON/,
+    )
+    // Around the records: a huge unknown key (2.7 GB before failing), a huge value of a known one.
+    assert.match(
+      (await fault(`{"folders": [], "${'k'.repeat(8 << 20)}": []}`)) ?? '',
+      /^file: a key or value outside the records is longer than 1,048,576 characters/,
+    )
+    assert.match(
+      (await fault(`{"users": ${'1'.repeat(over)}}`)) ?? '',
+      /^file: a key or value outside the records is longer/,
+    )
+    assert.match(
+      (await fault(`{"users": "${'u'.repeat(over)}"}`)) ?? '',
+      /^file: a key or value outside the records is longer/,
+    )
+    // An unknown key before it is the first fault, and named.
+    assert.match((await fault(`{"bogus": "${'u'.repeat(4 << 20)}"}`)) ?? '', /^file: unknown key 'bogus'/)
+  })
+
+  it('refuses a record nested deeper than the bound, naming it and the bound, not the stack', async () => {
+    const nested = (levels: number) => '['.repeat(levels) + ']'.repeat(levels)
+    const file = (levels: number) =>
+      `{"folders": [{"name": "a", "owner_id": "${OWNER}"}, {"name": "b", "x": ${nested(levels)}}]}`
+    assert.equal(
+      await fault(file(200_000)),
+      `folders[1]: nested more than ${MAX_RECORD_NESTING} levels deep (the bound of one record)`,
+    )
+    assert.match((await fault(file(MAX_RECORD_NESTING))) ?? '', /^folders\[1\]: nested more than/)
+    // One level less fits: the record is refused for what it is (an unknown key), not its depth.
+    assert.doesNotMatch((await fault(file(MAX_RECORD_NESTING - 1))) ?? '', /nested/)
+  })
+
   it('quotes data in messages escaped and cut to 80 characters', async () => {
-    const hostile = `\u001b[31mRED\u001b[2J\rFAKE${'x'.repeat(10_000_000)}`
+    const hostile = `\u001b[31mRED\u001b[2J\rFAKE${'x'.repeat(1_000_000)}`
     const file = JSON.stringify({ sessions: [{ user_id: OWNER, expires_at: hostile }] })
     const message = (await fault(Buffer.from(file))) ?? ''
     assert.match(message, /^sessions\[0\]: expires_at: not an RFC 3339 date-time/)

@@ -15,6 +15,7 @@ import {
   type FolderListJson,
 } from '../helpers/fixtures.js'
 import { insertLiveFolder, type RawSql } from '../helpers/raw-sql.js'
+import { linkTargets } from '../helpers/http-asserts.js'
 
 /**
  * Continuation tokens (`cursor` in the next and prev links): walks that follow them list
@@ -93,16 +94,7 @@ function dataSet() {
   }
 }
 
-/** rel -> URL of a Link header. */
-function links(res: LightMyRequestResponse): Record<string, string> {
-  const parsed: Record<string, string> = {}
-  for (const entry of String(res.headers.link).split(', ')) {
-    const match = /^<([^>]+)>; rel="(\w+)"$/.exec(entry)
-    assert.ok(match, `well-formed link: ${entry}`)
-    parsed[match[2] as string] = match[1] as string
-  }
-  return parsed
-}
+const links = linkTargets
 
 const cursorOf = (url: string) => new URL(url, 'http://x').searchParams.get('cursor') ?? ''
 

@@ -18,6 +18,17 @@ export function header(res: LightMyRequestResponse, name: string): string | unde
   return Array.isArray(value) ? value.join(', ') : String(value)
 }
 
+/** rel -> URL of a listing's Link header, asserting each entry's `<url>; rel="x"` form. */
+export function linkTargets(res: LightMyRequestResponse): Record<string, string> {
+  const parsed: Record<string, string> = {}
+  for (const entry of String(res.headers.link).split(', ')) {
+    const match = /^<([^>]+)>; rel="(\w+)"$/.exec(entry)
+    assert.ok(match, `well-formed link: ${entry}`)
+    parsed[match[2] as string] = match[1] as string
+  }
+  return parsed
+}
+
 export function mediaType(res: LightMyRequestResponse): string | undefined {
   return header(res, 'content-type')?.split(';')[0]?.trim().toLowerCase()
 }

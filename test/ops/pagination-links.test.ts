@@ -199,4 +199,24 @@ describe('Link header', () => {
         '</p?page=2&limit=10&cursor=N>; rel="next", </p?page=3&limit=10>; rel="last"',
     )
   })
+
+  it('never links to a page beyond 2147483647, the largest the query accepts', () => {
+    const top = 2147483647
+    const pages = (header: string) => [...header.matchAll(/page=(\d+)/g)].map((m) => Number(m[1]))
+    const cursor = paginationLinks('/p', {
+      parentId: null,
+      page: top,
+      limit: 1,
+      total: 3,
+      cursors: { next: 'N', prev: 'P' },
+    })
+    assert.ok(cursor.includes(`page=${top}&limit=1&cursor=N>; rel="next"`), cursor)
+    const offset = paginationLinks('/p', { parentId: null, page: top - 1, limit: 1, total: 2 ** 40 })
+    assert.deepEqual(pages(offset), [1, top - 2, top, top], offset)
+    assert.ok(
+      pages(paginationLinks('/p', { parentId: null, page: top, limit: 1, total: 2 ** 40 })).every(
+        (p) => p <= top,
+      ),
+    )
+  })
 })

@@ -11,9 +11,16 @@ import { StoreUnavailableError } from '../store.js'
  * SQLSTATEs of an unusable server or connection: class 08 (connection exception), class 53
  * (insufficient resources: too many connections, disk full, out of memory), 57P01-57P05
  * (terminated by an administrator, crash shutdown, starting up, database dropped, idle
- * session timeout) and 57014 (cancelled, which statement_timeout does: no answer in time).
+ * session timeout), and the two timeouts (TIMED_OUT_SQLSTATE).
  */
-const UNAVAILABLE_SQLSTATE = /^(08...|53...|57P0.|57014)$/
+const UNAVAILABLE_SQLSTATE = /^(08...|53...|57P0.|57014|55P03)$/
+
+/**
+ * A statement the server cancelled for taking too long: 57014 (statement_timeout; most
+ * often a wait for a lock that a long import or another writer holds) and 55P03
+ * (lock_timeout, when the server sets one). The database answered: not "unreachable".
+ */
+const TIMED_OUT_SQLSTATE = new Set(['57014', '55P03'])
 
 /** SQLSTATEs that say the connection died under the statement, before or while it ran. */
 const DEAD_CONNECTION_SQLSTATE = new Set(['57P01', '57P02'])
@@ -125,6 +132,13 @@ export function cannotConnect(target: string, error: unknown): StoreUnavailableE
 export function translate(target: string, error: unknown): unknown {
   if (error instanceof StoreUnavailableError || !isUnavailable(error)) return error
   const root = [...causes(error)].find(isUnavailableCause) ?? error
+  const code = root instanceof pg.DatabaseError ? codeOf(root) : undefined
+  if (code !== undefined && TIMED_OUT_SQLSTATE.has(code)) {
+    return new StoreUnavailableError(
+      `PostgreSQL at ${target} timed out waiting for a lock or for the statement to finish: ${reasonOf(root)}`,
+      { cause: error, timedOut: true },
+    )
+  }
   return new StoreUnavailableError(`PostgreSQL at ${target} is unavailable: ${reasonOf(root)}`, {
     cause: error,
   })

@@ -94,6 +94,7 @@ const LIFTED_TRIGGERS = [
   'folders_replace_guard',
   'users_changes_insert',
   'users_replace_guard',
+  'folders_name_encoding_insert',
 ]
 
 /**

@@ -123,6 +123,29 @@ export function changeTriggers({ log }: { log: boolean }): string {
   `
 }
 
+/**
+ * A folders row whose name is not UTF-8 text (migration 007), as SQL over `row`: a NUL, or
+ * a character that does not survive decoding and encoding again. The STRICT table refuses
+ * a BLOB, but stores whatever bytes a writer binds or casts as TEXT; the service would read such a name with U+FFFD in place of
+ * the bytes, so it could not seal the name into a continuation token and find the folder
+ * again, and a walk would list it on every page. There is no UTF-8 check in SQLite and no
+ * loop in a trigger: folder_name_positions numbers the characters (SQLite counts a lead
+ * byte and the continuation bytes after it as one), and each must equal char(unicode(c)),
+ * which holds for valid UTF-8 only (unicode() gives U+FFFD for U+FFFE and U+FFFF, valid
+ * characters the comparison lets through by name).
+ */
+const folderNameNotUtf8 = (row: string) =>
+  `(instr(CAST(${row}.name AS BLOB), x'00') > 0 OR EXISTS (
+     SELECT 1 FROM folder_name_positions p
+      WHERE p.i <= length(${row}.name) AND substr(${row}.name, p.i, 1) NOT IN ('', char(65534), char(65535))
+        AND CAST(substr(${row}.name, p.i, 1) AS BLOB) <> CAST(char(unicode(substr(${row}.name, p.i, 1))) AS BLOB)))`
+
+/** 1 to 255, the most characters a name has (its CHECK), as a recursive CTE. */
+const POSITIONS = `folder_name_positions(i) AS (
+  SELECT 1 UNION ALL SELECT i + 1 FROM folder_name_positions WHERE i < 255)`
+
+const FOLDER_NAME_ENCODING_RULE = 'a folder name must be text in valid UTF-8, without NUL'
+
 const MIGRATIONS: SqlMigration[] = [
   {
     name: '001-initial-schema',
@@ -400,6 +423,32 @@ const MIGRATIONS: SqlMigration[] = [
         SELECT RAISE(ABORT, '${updateOntoRefused('users', 'id or username')}');
       END;
       ${changeTriggers({ log: true })}
+    `,
+  },
+  {
+    // Names as PostgreSQL already holds them (it refuses bytes that are not UTF-8 and NUL
+    // on input): a name the service cannot read back exactly cannot be listed reliably.
+    name: '007-folder-name-encoding',
+    refuseRows: {
+      // The table does not exist yet: the same numbers, as a CTE of the same name.
+      query: `WITH RECURSIVE ${POSITIONS}
+        SELECT id FROM folders f WHERE ${folderNameNotUtf8('f')} ORDER BY id LIMIT 20`,
+      rule: FOLDER_NAME_ENCODING_RULE,
+    },
+    sql: `
+      CREATE TABLE folder_name_positions (i INTEGER PRIMARY KEY NOT NULL) STRICT;
+      INSERT INTO folder_name_positions (i)
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 255) SELECT i FROM n;
+      CREATE TRIGGER folders_name_encoding_insert BEFORE INSERT ON folders
+      WHEN ${folderNameNotUtf8('NEW')}
+      BEGIN
+        SELECT RAISE(ABORT, 'folders: ${FOLDER_NAME_ENCODING_RULE}');
+      END;
+      CREATE TRIGGER folders_name_encoding_update BEFORE UPDATE OF name ON folders
+      WHEN ${folderNameNotUtf8('NEW')}
+      BEGIN
+        SELECT RAISE(ABORT, 'folders: ${FOLDER_NAME_ENCODING_RULE}');
+      END;
     `,
   },
 ]
