@@ -5,6 +5,7 @@
  */
 
 import { isIP } from 'node:net'
+import { availableParallelism } from 'node:os'
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/folder-service.db'
 /**
@@ -168,6 +169,26 @@ function metricsListener(env: Env): Pick<Config, 'metricsPort' | 'metricsHost'> 
   const port = env.METRICS_PORT
   if (port === undefined || port === '') return { metricsPort: null, metricsHost }
   return { metricsPort: integer('METRICS_PORT', port, 0, 0, 65535), metricsHost }
+}
+
+/** Most worker processes: far more than any machine's cores, low enough to catch a typo. */
+export const MAX_WORKERS = 256
+
+/**
+ * WORKERS (or `serve --workers`, which wins): how many processes serve the port (node:cluster),
+ * each a whole service with its own cache and database connections. A whole number, or
+ * `auto`: one per core this process may use. Default 1: no cluster. Read by `serve` alone,
+ * apart from Config, which describes one serving process.
+ */
+export function loadWorkers(env: Env = process.env, flag?: string): number {
+  const setting = flag === undefined ? 'WORKERS' : '--workers'
+  const value = flag ?? env.WORKERS
+  if (value?.trim().toLowerCase() === 'auto') return Math.min(availableParallelism(), MAX_WORKERS)
+  try {
+    return integer(setting, value?.trim(), 1, 1, MAX_WORKERS)
+  } catch {
+    throw new ConfigError(setting, `expected auto or a whole number from 1 to ${MAX_WORKERS}, got '${value}'`)
+  }
 }
 
 export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Readonly<Config> {

@@ -31,6 +31,7 @@ export const SERVICE_SETTINGS: readonly string[] = [
   'METRICS_HOST',
   'LISTING_CACHE_MB',
   'FOLDER_BROWSER',
+  'WORKERS',
 ]
 
 /**
