@@ -103,7 +103,7 @@ export interface FloorRow {
 
 export interface FloorFigures {
   rounds: number
-  /** read-only: the ceiling first, the service last */
+  /** read-only: the ceiling first, then the other floors, the service with WORKERS=2, the service last */
   readOnly: FloorRow[]
   /** under the writer: the lookup floors, the service last (null: --write-rate 0) */
   withWrites: FloorRow[] | null
@@ -258,6 +258,7 @@ export async function runBackend(
   const how = drives(ctx)
   let result: BackendResult
   let floors: Map<FloorKind, LoadedServer> | null = null
+  let clustered: Child | null = null
   try {
     const targets = mixedTargets([...data.small, ...data.roots], limit, options.seed, options.pages)
     const huge = data.huge
@@ -321,6 +322,19 @@ export async function runBackend(
     const floorKinds = FLOOR_KINDS
     floors = await startFloorServers(ctx, recorded, url, floorKinds)
     const serviceServer: LoadedServer = { name: 'folder-service', child: service, port }
+    // The same service with WORKERS=2 (each worker its own cache), read-only rounds only.
+    const workersPort = await freePort()
+    clustered = await startService({
+      root: ctx.root,
+      url,
+      port: workersPort,
+      env: { ...serviceEnv(ctx), WORKERS: '2' },
+    })
+    const clusteredServer: LoadedServer = {
+      name: 'folder-service, WORKERS=2',
+      child: clustered,
+      port: workersPort,
+    }
     const server = (kind: FloorKind) => floors?.get(kind) as LoadedServer
     const phase =
       (loaded: LoadedServer, verifyEvery: number, by: Drive = how.service) =>
@@ -336,7 +350,11 @@ export async function runBackend(
       `  read-only: ${rounds} alternating rounds of ${describe(how.service)}, ${options.connections} connections`,
     )
     memory.enter('read-only')
-    const readOnlyServers = [...floorKinds.map(server), serviceServer]
+    // Every answer cached before the rounds: a few seconds over the whole working set.
+    for (const loaded of [serviceServer, clusteredServer]) {
+      await drive(ctx, how.service, loaded.port, targets, Math.max(5, warmup), 0)
+    }
+    const readOnlyServers = [...floorKinds.map(server), clusteredServer, serviceServer]
     const readOnlyRuns = await alternate(readOnlyServers, rounds, (s) => phase(s, 20)(), log, rate)
     const readOnly = floorRows(readOnlyServers, readOnlyRuns)
     const mixed = (readOnly.at(-1) as FloorRow).median
@@ -421,6 +439,7 @@ export async function runBackend(
   } finally {
     memory.stop()
     if (floors !== null) await stopFloorServers(floors)
+    if (clustered !== null) await stopChild(clustered)
     await stopChild(service)
   }
   // The profile is written when the service exits.

@@ -369,6 +369,7 @@ export function formatBackend(r: BackendResult, connections: number): string {
     `== ${r.backend === 'sqlite' ? 'SQLite' : 'PostgreSQL'}  ${r.url}${r.note ? `  (${r.note})` : ''}`,
     '',
     floorTable,
+    `(WORKERS=2: the two workers share this machine's ${cpus().length} cores with wrk, which is not the case of a real deployment's clients)`,
     ...(writeTable === null ? [] : ['', writeTable]),
     '',
     figures,
