@@ -92,7 +92,7 @@ export async function alternate<F>(
       const server = servers[at] as LoadedServer
       const figure = await load(server)
       ;(figures[at] as F[]).push(figure)
-      line.push(`${server.name.split(',')[0]} ${describe(figure)}`)
+      line.push(`${server.name.replace(', same bytes', '').replace(/ \(.*\)$/, '')} ${describe(figure)}`)
     }
     log(`    round ${round + 1}/${rounds}: ${line.join('; ')}`)
   }
