@@ -81,6 +81,8 @@ export interface ConfigFlags {
   logLevel?: string | undefined
   /** `--no-folder-browser` gives false */
   folderBrowser?: boolean | undefined
+  /** `--workers`: validated here, read by `serve` with {@link loadWorkers} */
+  workers?: string | undefined
 }
 
 export class ConfigError extends Error {
@@ -216,6 +218,9 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Rea
       `must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got '${headersTimeoutMs}'`,
     )
   }
+  // Validated with every other setting, so a bad WORKERS stops any command the same way;
+  // kept out of Config (one serving process): `serve` reads it with loadWorkers.
+  loadWorkers(env, flags.workers)
   return Object.freeze({
     databaseUrl: text(flags.db ?? env.DATABASE_URL, DEFAULT_DATABASE_URL),
     host: text(flags.host ?? env.HOST, '127.0.0.1'),

@@ -2,7 +2,7 @@
  * Cuts the text of a data file (fed a chunk at a time) into its records, so that each can be
  * parsed by the native JSON.parse: the streaming tokeniser of @streamparser/json, run over
  * every byte, capped the import at about 80,000 folders/s; this scan and JSON.parse read
- * several times as fast (README, "Import benchmark").
+ * several times as fast (docs/performance.md, "Import benchmark").
  *
  * It decides nothing about the file's validity. A record is a value directly inside an array
  * that is itself directly inside the file's outer object; its text goes to `record`. All the

@@ -186,6 +186,7 @@ export interface ServingStore {
   /**
    * The deployment's 32-byte key for sealing continuation tokens: generated once by the
    * migration and kept in the database, so every instance on it shares it unconfigured.
+   * Rejects with MissingCursorKeyError when its row has been deleted.
    */
   cursorKey(): Promise<Uint8Array>
 
@@ -242,6 +243,20 @@ export class StoreUnavailableError extends Error {
   override readonly name = 'StoreUnavailableError'
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options)
+  }
+}
+
+/**
+ * The key that seals continuation tokens is gone from the database (its row deleted by hand):
+ * every listing with a next or prev link needs it, so requests fail until it is back.
+ */
+export class MissingCursorKeyError extends Error {
+  override readonly name = 'MissingCursorKeyError'
+  constructor() {
+    super(
+      "the cursor key is missing: service_keys has no row named 'cursor'. Restore it from a backup, " +
+        'or insert 32 random bytes under that name (continuation tokens given out before are then refused)',
+    )
   }
 }
 

@@ -29,12 +29,12 @@ export function registerServeCommand(program: Command): void {
       try {
         // commander sets folderBrowser to true unless the flag is given; only the flag may
         // override the environment.
-        const { folderBrowser, workers: workersFlag, ...rest } = options
+        const { folderBrowser, ...rest } = options
         const config = loadConfig(process.env, {
           ...rest,
           ...(folderBrowser ? {} : { folderBrowser: false }),
         })
-        const workers = loadWorkers(process.env, workersFlag)
+        const workers = loadWorkers(process.env, options.workers)
         if (workers > 1 && cluster.isPrimary) {
           const { runPrimary } = await import('../../cluster.js')
           process.exit(await runPrimary(config, workers))

@@ -1,6 +1,7 @@
 import type { QueryConfig } from 'pg'
 import { formatTimestamp } from '../../time.js'
 import {
+  MissingCursorKeyError,
   StoreUnavailableError,
   type CheckpointsQuery,
   type FolderKey,
@@ -218,10 +219,9 @@ const CHECKPOINTS = {
   root: checkpointsStatement('folder_service_checkpoints_root', 'SELECT 1', 'folder_id IS NULL'),
 }
 
-/** $1 session id, $2 now: the authentication of every request, one round trip. */
 /**
- * The sessions of a batch of requests (see batched-lookups.ts) with their users and
- * listing generations. Expiry is compared per request in JavaScript, against that
+ * $1 session ids: the sessions of a batch of requests (see batched-lookups.ts) with their
+ * users and listing generations, the authentication of each request in one round trip. Expiry is compared per request in JavaScript, against that
  * request's own clock reading, exactly as `expires_at > now` would.
  */
 const SESSION_USERS: QueryConfig = {
@@ -339,7 +339,7 @@ export class PostgresStore implements Store {
       READ,
     )
     const key = rows[0]
-    if (key === undefined) throw new Error('the cursor key is missing: run the migrations')
+    if (key === undefined) throw new MissingCursorKeyError()
     return key.value
   }
 

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import {
+  MissingCursorKeyError,
   type CheckpointsQuery,
   type FolderKey,
   type FolderPage,
@@ -225,7 +226,11 @@ export class SqliteStore implements Store {
   }
 
   cursorKey(): Promise<Uint8Array> {
-    return this.run(() => this.q.cursorKey.get() as Buffer)
+    return this.run(() => {
+      const key = this.q.cursorKey.get() as Buffer | undefined
+      if (key === undefined) throw new MissingCursorKeyError()
+      return key
+    })
   }
 
   /** Holds the connection (one write transaction) until the source is exhausted and checked. */
