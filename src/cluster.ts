@@ -123,7 +123,10 @@ export async function runPrimary(config: Readonly<Config>, workers: number): Pro
       finish(failed ? 1 : 0)
       return
     }
-    for (const worker of bornAt.keys()) worker.send({ type: 'shutdown' } satisfies ClusterMessage)
+    for (const worker of bornAt.keys()) {
+      // One whose channel is already closed is exiting: its exit event still comes.
+      if (worker.isConnected()) worker.send({ type: 'shutdown' } satisfies ClusterMessage)
+    }
     const bound = config.shutdownDelayMs + config.shutdownTimeoutMs + SHUTDOWN_MARGIN_MS
     setTimeout(() => {
       failed = true
