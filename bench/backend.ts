@@ -1,6 +1,16 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import type { RecordedResponse } from './ceiling-server.js'
+import {
+  alternate,
+  FLOOR_KINDS,
+  medianRun,
+  startFloorServers,
+  stopFloorServers,
+  type FloorKind,
+  type LoadedServer,
+  type RecordedResponse,
+} from './floor.js'
+import { fmtInt } from './report.js'
 import type { DataSet } from './dataset.js'
 import { fetchRaw, runLoad, runProbe, type LoadResult, type ProbeResult } from './load.js'
 import { findWrk, runWrk } from './wrk.js'
@@ -13,7 +23,7 @@ import {
   type PhaseMemory,
   type RssSample,
 } from './process-stats.js'
-import { freePort, HOST, spawnChild, stopChild, waitForHttp, type Child } from './processes.js'
+import { freePort, stopChild, type Child } from './processes.js'
 import { importData, SERVICE_ENV, startService, type ImportFigures } from './service.js'
 import { lastPage, mixedTargets, pageTarget, type Target } from './targets.js'
 import { summariseProfiles, type ProfileSummary } from './profile-summary.js'
@@ -76,8 +86,36 @@ export interface BackendResult {
   /** RSS of the service: peak, per phase, and every sample (about two a second) */
   memory: { peakBytes: number; phases: PhaseMemory[]; samples: RssSample[] }
   recordedResponse: { status: number; bytes: number; headers: [string, string][] }
+  /** the service against its floor servers, in alternating rounds */
+  floor: FloorFigures
   /** where the service's CPU went (--profile) */
   profile?: ProfileSummary | null
+}
+
+/** One server of the alternating rounds. */
+export interface FloorRow {
+  name: string
+  /** req/s of each round */
+  runs: number[]
+  /** the round of median req/s */
+  median: LoadFigures
+}
+
+export interface FloorFigures {
+  rounds: number
+  /** read-only: the ceiling first, then the other floors, the service with WORKERS=2, the service last */
+  readOnly: FloorRow[]
+  /** under the writer: the lookup floors, the service last (null: --write-rate 0) */
+  withWrites: FloorRow[] | null
+  /** service / ceiling req/s of each read-only round: the spread of the ratio */
+  serviceShares: number[]
+}
+
+function floorRows(servers: LoadedServer[], runs: LoadFigures[][]): FloorRow[] {
+  return servers.map((server, i) => {
+    const figures = runs[i] as LoadFigures[]
+    return { name: server.name, runs: figures.map((f) => f.reqPerSec), median: medianRun(figures) }
+  })
 }
 
 export interface BackendContext {
@@ -155,43 +193,6 @@ async function measuredLoad(
   }
 }
 
-/**
- * The ceiling server under every generator in turn: autocannon, wrk with one thread and
- * with two. If the figure still rose with the faster generator, the generator, not Node,
- * was the limit; the ratio is taken against the highest wrk figure.
- */
-async function runCeilings(
-  ctx: BackendContext,
-  recorded: RecordedResponse,
-  targets: Target[],
-  drives: Drive[],
-) {
-  const file = join(ctx.tmp, 'ceiling-response.json')
-  writeFileSync(file, JSON.stringify(recorded))
-  const port = await freePort()
-  const child = spawnChild(
-    'ceiling server',
-    process.execPath,
-    ['--import', 'tsx', 'bench/ceiling-server.ts', String(port), file],
-    process.env,
-    ctx.root,
-  )
-  try {
-    await waitForHttp(child, `http://${HOST}:${port}/`, 30_000)
-    const { warmup, duration } = ctx.options
-    const figures: LoadFigures[] = []
-    for (const how of drives) {
-      await drive(ctx, how, port, targets, warmup)
-      const figure = await measuredLoad(child, how, () => drive(ctx, how, port, targets, duration))
-      ctx.log(`  ceiling, ${describe(how)}: ${Math.round(figure.reqPerSec).toLocaleString('en')} req/s`)
-      figures.push(figure)
-    }
-    return figures
-  } finally {
-    await stopChild(child, 3_000)
-  }
-}
-
 /** Hop-by-hop and per-response headers the ceiling server must not replay verbatim. */
 const NOT_REPLAYED = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'])
 
@@ -205,27 +206,17 @@ function recordResponse(raw: {
   return { status: raw.status, headers, body: raw.body.toString('base64') }
 }
 
-/** The generator of the service's load, and every one the ceiling is measured with. */
-function drives(ctx: BackendContext): { service: Drive; ceiling: Drive[] } {
+/** The generator of every throughput phase: wrk unless asked otherwise or missing. */
+function drives(ctx: BackendContext): { service: Drive; check: Drive | null } {
   const { generator, threads } = ctx.options
   if (generator === 'wrk' && findWrk() === null) {
     ctx.log('  wrk is not installed (apt-get install wrk): falling back to autocannon, whose own CPU')
     ctx.log('  may cap the ceiling figure and so inflate every ratio')
-    return {
-      service: { generator: 'autocannon', threads: 1 },
-      ceiling: [{ generator: 'autocannon', threads: 1 }],
-    }
+    return { service: { generator: 'autocannon', threads: 1 }, check: null }
   }
-  if (generator === 'autocannon')
-    return { service: { generator, threads: 1 }, ceiling: [{ generator, threads: 1 }] }
-  const wrkThreads = [...new Set([1, 2, threads])].sort((a, b) => a - b)
-  return {
-    service: { generator: 'wrk', threads },
-    ceiling: [
-      { generator: 'autocannon', threads: 1 },
-      ...wrkThreads.map((t) => ({ generator: 'wrk' as const, threads: t })),
-    ],
-  }
+  if (generator === 'autocannon') return { service: { generator, threads: 1 }, check: null }
+  // The ceiling once more with one more wrk thread: if it rose, wrk was the limit.
+  return { service: { generator: 'wrk', threads }, check: { generator: 'wrk', threads: threads + 1 } }
 }
 
 export async function runBackend(
@@ -266,6 +257,8 @@ export async function runBackend(
   const memory = new RssSampler(service.pid)
   const how = drives(ctx)
   let result: BackendResult
+  let floors: Map<FloorKind, LoadedServer> | null = null
+  let clustered: Child | null = null
   try {
     const targets = mixedTargets([...data.small, ...data.roots], limit, options.seed, options.pages)
     const huge = data.huge
@@ -324,19 +317,57 @@ export async function runBackend(
           : `, huge page ${hugeLast} ${hugeLastProbe.latencyMs.p50.toFixed(2)} ms`),
     )
 
-    const { warmup, duration } = options
-    memory.enter('warm-up')
-    await drive(ctx, how.service, port, targets, warmup, 0)
-    memory.enter('read-only')
-    const mixed = await measuredLoad(service, how.service, () =>
-      drive(ctx, how.service, port, targets, duration, 20),
-    )
+    const { warmup, duration, rounds } = options
+    memory.enter('floor servers')
+    const floorKinds = FLOOR_KINDS
+    floors = await startFloorServers(ctx, recorded, url, floorKinds)
+    const serviceServer: LoadedServer = { name: 'folder-service', child: service, port }
+    // The same service with WORKERS=2 (each worker its own cache), read-only rounds only.
+    const workersPort = await freePort()
+    clustered = await startService({
+      root: ctx.root,
+      url,
+      port: workersPort,
+      env: { ...serviceEnv(ctx), WORKERS: '2' },
+    })
+    const clusteredServer: LoadedServer = {
+      name: 'folder-service, WORKERS=2',
+      child: clustered,
+      port: workersPort,
+    }
+    const server = (kind: FloorKind) => floors?.get(kind) as LoadedServer
+    const phase =
+      (loaded: LoadedServer, verifyEvery: number, by: Drive = how.service) =>
+      async () => {
+        await drive(ctx, by, loaded.port, targets, warmup, 0)
+        return measuredLoad(loaded.child, by, () =>
+          drive(ctx, by, loaded.port, targets, duration, verifyEvery),
+        )
+      }
+    const rate = (f: LoadFigures) => `${fmtInt(f.reqPerSec)}`
+
     log(
-      `  read-only (${describe(how.service)}): ${Math.round(mixed.reqPerSec).toLocaleString('en')} req/s, ${mixed.non2xx} non-2xx, ${mixed.errors} errors`,
+      `  read-only: ${rounds} alternating rounds of ${describe(how.service)}, ${options.connections} connections`,
+    )
+    memory.enter('read-only')
+    // Every answer cached before the rounds: a few seconds over the whole working set.
+    for (const loaded of [serviceServer, clusteredServer]) {
+      await drive(ctx, how.service, loaded.port, targets, Math.max(5, warmup), 0)
+    }
+    const readOnlyServers = [...floorKinds.map(server), clusteredServer, serviceServer]
+    const readOnlyRuns = await alternate(readOnlyServers, rounds, (s) => phase(s, 20)(), log, rate)
+    const readOnly = floorRows(readOnlyServers, readOnlyRuns)
+    const mixed = (readOnly.at(-1) as FloorRow).median
+    const ceilingRuns = readOnlyRuns[0] as LoadFigures[]
+    const serviceRuns = readOnlyRuns.at(-1) as LoadFigures[]
+    const serviceShares = serviceRuns.map((f, i) => f.reqPerSec / (ceilingRuns[i] as LoadFigures).reqPerSec)
+    log(
+      `  read-only: ${fmtInt(mixed.reqPerSec)} req/s (median), ${mixed.non2xx} non-2xx, ${mixed.errors} errors`,
     )
 
     let withWrites: LoadFigures | null = null
     let writer: WriterReport | null = null
+    let writeRows: FloorRow[] | null = null
     if (options.writeRate > 0) {
       memory.enter('with writes')
       const running = startWriter(ctx, {
@@ -344,16 +375,17 @@ export async function runBackend(
         port,
         rate: options.writeRate,
         limit,
-        seconds: warmup + duration + 60,
+        // Past the end of the rounds: the writer is stopped when they are done.
+        seconds: 3 * rounds * (warmup + duration + 5) + 60,
         seed: options.seed,
         users: writerUsers(data.small),
       })
       try {
-        // The writer's first second runs under the warm-up, then the measured phase.
-        await drive(ctx, how.service, port, targets, warmup, 0)
-        withWrites = await measuredLoad(service, how.service, () =>
-          drive(ctx, how.service, port, targets, duration, 0),
-        )
+        log(`  with ${options.writeRate} writes/s: ${rounds} alternating rounds`)
+        const writeServers = [server('node-lookup'), server('fastify-lookup'), serviceServer]
+        const writeRuns = await alternate(writeServers, rounds, (s) => phase(s, 0)(), log, rate)
+        writeRows = floorRows(writeServers, writeRuns)
+        withWrites = (writeRows.at(-1) as FloorRow).median
       } finally {
         writer = await running.stop()
       }
@@ -365,12 +397,12 @@ export async function runBackend(
       )
     }
 
-    memory.enter('idle (ceiling runs)')
-    const ceilings = await runCeilings(ctx, recorded, targets, how.ceiling)
-    const wrkCeilings = ceilings.filter((c) => c.generator.startsWith('wrk'))
-    const ceiling = (wrkCeilings.length > 0 ? wrkCeilings : ceilings).reduce((best, c) =>
-      c.reqPerSec > best.reqPerSec ? c : best,
-    )
+    memory.enter('idle (generator check)')
+    const ceiling = (readOnly[0] as FloorRow).median
+    const ceilings = [ceiling]
+    if (how.check !== null) {
+      ceilings.push(await phase(server('node'), 0, how.check)())
+    }
     memory.enter('end')
 
     result = {
@@ -391,6 +423,7 @@ export async function runBackend(
       ceilings,
       ceiling,
       ratio: mixed.reqPerSec / ceiling.reqPerSec,
+      floor: { rounds, readOnly, withWrites: writeRows, serviceShares },
       cpuRatio:
         mixed.serverCpuMsPerRequest === null || ceiling.serverCpuMsPerRequest === null
           ? null
@@ -405,6 +438,8 @@ export async function runBackend(
     }
   } finally {
     memory.stop()
+    if (floors !== null) await stopFloorServers(floors)
+    if (clustered !== null) await stopChild(clustered)
     await stopChild(service)
   }
   // The profile is written when the service exits.

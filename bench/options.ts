@@ -10,6 +10,8 @@ export interface BenchOptions {
   limit: number
   /** pages of each user's listed folder in the working set (besides the root) */
   pages: number
+  /** alternating rounds over the service and its floor servers */
+  rounds: number
   duration: number
   warmup: number
   connections: number
@@ -43,6 +45,7 @@ const DEFAULTS = {
   huge: 100_000,
   limit: 50,
   pages: 2,
+  rounds: 3,
   duration: 10,
   warmup: 2,
   connections: 32,
@@ -61,6 +64,7 @@ const QUICK: Partial<typeof DEFAULTS> = {
   huge: 10_000,
   duration: 2,
   warmup: 1,
+  rounds: 1,
   'probe-duration': 1,
 }
 
@@ -68,9 +72,10 @@ export const HELP = `npm run bench -- [options]
 
 Generates a data set, loads it with \`folder-service import\`, starts \`folder-service serve\`
 and measures it on 127.0.0.1: read-only load, the same load while a second process writes
-straight to the database (every write's listing checked for staleness), and a plain
-node:http server that answers with the same bytes (Node's ceiling on this machine), driven
-by wrk with 1 and 2 threads and by autocannon. SQLite always; PostgreSQL too when --db or
+straight to the database (every write's listing checked for staleness), in rounds that
+alternate with its floor: a plain node:http server that answers with the same bytes
+(Node's ceiling on this machine), Fastify sending them, and both plus the one session
+lookup per request (bench/floor-server.ts). SQLite always; PostgreSQL too when --db or
 TEST_DATABASE_URL names one. Results: bench/results/<timestamp>.json and latest.json.
 
 Data set
@@ -86,6 +91,8 @@ Load
   --warmup S             seconds of warm-up before each load phase (default ${DEFAULTS.warmup}; quick ${QUICK.warmup})
   --connections N        connections of the throughput load (default ${DEFAULTS.connections})
   --threads N            wrk threads driving the service (default ${DEFAULTS.threads})
+  --rounds N             alternating rounds over the service and its floor servers, the
+                         median of each kept (default ${DEFAULTS.rounds}; quick ${QUICK.rounds})
   --generator G          wrk | autocannon (default wrk when installed: apt-get install wrk)
   --write-rate N         writes/s of the writer process in the write phase; 0: no write
                          phase (default ${DEFAULTS['write-rate']})
@@ -188,6 +195,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     huge: whole('huge', str('huge'), base.huge, 0),
     limit: whole('limit', str('limit'), base.limit, 1),
     pages: whole('pages', str('pages'), base.pages, 1),
+    rounds: whole('rounds', str('rounds'), base.rounds, 1),
     duration: seconds('duration', str('duration'), base.duration),
     warmup: seconds('warmup', str('warmup'), base.warmup),
     connections: whole('connections', str('connections'), base.connections, 1),

@@ -60,7 +60,10 @@ function onSignal(signal: NodeJS.Signals): void {
 /** Hard bound on the whole run, whatever hangs. */
 function watchdog(options: BenchOptions, backends: number): void {
   const perBackend =
-    options.importTimeout + 7 * (options.warmup + options.duration) + 4 * (options.probeDuration + 1) + 240
+    options.importTimeout +
+    (8 * options.rounds + 2) * (options.warmup + options.duration + 2) +
+    4 * (options.probeDuration + 1) +
+    240
   const seconds = 300 + backends * perBackend
   setTimeout(() => {
     log(`\nthe bench ran past its ${Math.round(seconds)} s bound: stopping`)

@@ -5,6 +5,7 @@
  */
 
 import { isIP } from 'node:net'
+import { availableParallelism } from 'node:os'
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/folder-service.db'
 /**
@@ -108,6 +109,8 @@ export interface ConfigFlags {
   logLevel?: string | undefined
   /** `--no-folder-browser` gives false */
   folderBrowser?: boolean | undefined
+  /** `--workers`: validated here, read by `serve` with {@link loadWorkers} */
+  workers?: string | undefined
 }
 
 export class ConfigError extends Error {
@@ -215,6 +218,26 @@ function metricsListener(env: Env): Pick<Config, 'metricsPort' | 'metricsHost'> 
   return { metricsPort: integer('METRICS_PORT', port, 0, 0, 65535), metricsHost }
 }
 
+/** Most worker processes: far more than any machine's cores, low enough to catch a typo. */
+export const MAX_WORKERS = 256
+
+/**
+ * WORKERS (or `serve --workers`, which wins): how many processes serve the port (node:cluster),
+ * each a whole service with its own cache and database connections. A whole number, or
+ * `auto`: one per core this process may use. Default 1: no cluster. Read by `serve` alone,
+ * apart from Config, which describes one serving process.
+ */
+export function loadWorkers(env: Env = process.env, flag?: string): number {
+  const setting = flag === undefined ? 'WORKERS' : '--workers'
+  const value = flag ?? env.WORKERS
+  if (value?.trim().toLowerCase() === 'auto') return Math.min(availableParallelism(), MAX_WORKERS)
+  try {
+    return integer(setting, value?.trim(), 1, 1, MAX_WORKERS)
+  } catch {
+    throw new ConfigError(setting, `expected auto or a whole number from 1 to ${MAX_WORKERS}, got '${value}'`)
+  }
+}
+
 export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Readonly<Config> {
   const logLevel = text(flags.logLevel ?? env.LOG_LEVEL, 'info')
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -240,6 +263,9 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Rea
       `must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got '${headersTimeoutMs}'`,
     )
   }
+  // Validated with every other setting, so a bad WORKERS stops any command the same way;
+  // kept out of Config (one serving process): `serve` reads it with loadWorkers.
+  loadWorkers(env, flags.workers)
   return Object.freeze({
     databaseUrl: text(flags.db ?? env.DATABASE_URL, DEFAULT_DATABASE_URL),
     host: text(flags.host ?? env.HOST, '127.0.0.1'),

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net'
 import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
 import { buildApp, type AppOptions } from './app.js'
+import { inWorker, isFirstWorker, onPrimaryShutdown, tellPrimary } from './cluster.js'
 import type { Config } from './config.js'
 import { boundConnections } from './http/connection-limits.js'
 import { beginDraining } from './http/drain.js'
@@ -21,6 +22,8 @@ export interface ListenOptions {
   /** the open store the app serves; the app owns it from here (closing the app closes it) */
   store: Store
   logger?: AppOptions['logger']
+  /** false: leave the "listening" line to the caller (the cluster's primary writes one for all) */
+  announce?: boolean
 }
 
 /** Levels at which Fastify's own "listening" lines would be written. */
@@ -73,8 +76,15 @@ export async function listen(config: Readonly<Config>, options: ListenOptions): 
   } finally {
     app.log.level = level
   }
-  app.log.info({ host: config.host }, `Server listening at ${address}`)
+  if (options.announce !== false) app.log.info({ host: config.host }, `Server listening at ${address}`)
   return app
+}
+
+/** The address as Fastify's own line shows it (the first listening address). */
+function listeningAddress(app: FastifyInstance): string {
+  const address = app.server.address() as AddressInfo
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  return `http://${host}:${address.port}`
 }
 
 /** /metrics alone on METRICS_HOST:METRICS_PORT, closed with the app. */
@@ -109,9 +119,14 @@ export async function startServer(config: Readonly<Config>): Promise<FastifyInst
   // it: a SIGTERM that follows that line (a supervisor's, a test's) must find the handler.
   // Before the app exists there is nothing to drain, and the process simply exits.
   let app: FastifyInstance | null = null
-  closeWithGrace(
+  // A cluster worker: the primary relays SIGINT (which a terminal sends the whole process
+  // group) as its shutdown order, so a worker drains once, not twice; SIGTERM still stops it.
+  const worker = inWorker()
+  if (worker) process.on('SIGINT', () => {})
+  const grace = closeWithGrace(
     {
       delay: config.shutdownDelayMs + config.shutdownTimeoutMs,
+      skip: worker ? ['SIGINT'] : [],
       logger: { error: (message: unknown) => (app === null ? undefined : app.log.error(message)) },
     },
     async ({ signal, err }) => {
@@ -133,11 +148,19 @@ export async function startServer(config: Readonly<Config>): Promise<FastifyInst
       await new Promise((resolve) => setTimeout(resolve, LOG_SETTLE_MS))
     },
   )
+  if (worker) {
+    let ordered = false
+    onPrimaryShutdown(() => {
+      if (!ordered) void grace.close()
+      ordered = true
+    })
+  }
   const store = await openStore(config)
-  const listening = await listen(config, { store })
+  const listening = await listen(config, { store, announce: !worker })
   app = listening
+  if (worker) tellPrimary({ type: 'listening', address: listeningAddress(listening) })
 
-  if ((await store.countUsers()) === 0) {
+  if ((!worker || isFirstWorker()) && (await store.countUsers()) === 0) {
     listening.log.info('the database has no users yet: run `npx folder-service seed --demo` to load a demo')
   }
   return listening

@@ -1,5 +1,6 @@
+import cluster from 'node:cluster'
 import type { Command } from 'commander'
-import { loadConfig } from '../../config.js'
+import { loadConfig, loadWorkers } from '../../config.js'
 import { fail } from '../run-command.js'
 
 interface ServeOptions {
@@ -8,6 +9,7 @@ interface ServeOptions {
   port?: string
   logLevel?: string
   folderBrowser: boolean
+  workers?: string
 }
 
 export function registerServeCommand(program: Command): void {
@@ -18,6 +20,7 @@ export function registerServeCommand(program: Command): void {
     .option('--host <host>', 'listen address (env HOST)')
     .option('--port <port>', 'listen port (env PORT)')
     .option('--log-level <level>', 'pino log level (env LOG_LEVEL)')
+    .option('--workers <n|auto>', 'processes serving the port; auto: one per core (env WORKERS, default 1)')
     .option(
       '--no-folder-browser',
       'serve the API alone, without the folder browser at / (env FOLDER_BROWSER=off)',
@@ -31,6 +34,11 @@ export function registerServeCommand(program: Command): void {
           ...rest,
           ...(folderBrowser ? {} : { folderBrowser: false }),
         })
+        const workers = loadWorkers(process.env, options.workers)
+        if (workers > 1 && cluster.isPrimary) {
+          const { runPrimary } = await import('../../cluster.js')
+          process.exit(await runPrimary(config, workers))
+        }
         // Loaded here, not at the top: the other commands never pay for the HTTP stack.
         const { startServer } = await import('../../server.js')
         await startServer(config)
