@@ -4,12 +4,11 @@ import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { parseArgs } from 'node:util'
 import { openRawSql } from '../test/helpers/raw-sql.js'
-import { ensureBuilt } from './build.js'
+import { runBenchCommand } from './command.js'
 import { benchDatabase, redactUrl } from './postgres.js'
 import { readCpuSeconds, readRss } from './process-stats.js'
-import { freePort, HOST, stopAllChildren, stopChild } from './processes.js'
+import { freePort, HOST, stopChild } from './processes.js'
 import { importData, SERVICE_ENV, startService } from './service.js'
 
 /**
@@ -254,29 +253,9 @@ export async function runFeedBench(settings: {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      huge: { type: 'string', default: '100000' },
-      waiters: { type: 'string', default: '10000' },
-      db: { type: 'string' },
-      backend: { type: 'string', default: 'all' },
-    },
-  })
-  const backend = values.backend
-  if (backend !== 'all' && backend !== 'sqlite' && backend !== 'postgres') {
-    throw new Error('--backend must be all, sqlite or postgres')
-  }
-  log(`dist/: ${ensureBuilt(root, true).action}`)
-  try {
-    await runFeedBench({
-      huge: Number(values.huge),
-      waiters: Number(values.waiters),
-      backend,
-      postgresUrl: values.db ?? process.env.TEST_DATABASE_URL ?? null,
-    })
-  } finally {
-    await stopAllChildren()
-  }
+  await runBenchCommand({ waiters: '10000' }, ({ huge, backend, postgresUrl, numbers }) =>
+    runFeedBench({ huge, waiters: numbers.waiters ?? 10_000, backend, postgresUrl }),
+  )
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await main()

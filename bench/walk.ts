@@ -3,10 +3,9 @@ import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { parseArgs } from 'node:util'
-import { ensureBuilt } from './build.js'
+import { runBenchCommand } from './command.js'
 import { benchDatabase, redactUrl } from './postgres.js'
-import { freePort, HOST, stopAllChildren, stopChild } from './processes.js'
+import { freePort, HOST, stopChild } from './processes.js'
 import { importData, startService } from './service.js'
 
 /**
@@ -296,27 +295,7 @@ export async function runWalkBench(settings: {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      huge: { type: 'string', default: '100000' },
-      db: { type: 'string' },
-      backend: { type: 'string', default: 'all' },
-    },
-  })
-  const backend = values.backend
-  if (backend !== 'all' && backend !== 'sqlite' && backend !== 'postgres') {
-    throw new Error('--backend must be all, sqlite or postgres')
-  }
-  log(`dist/: ${ensureBuilt(root, true).action}`)
-  try {
-    await runWalkBench({
-      huge: Number(values.huge),
-      backend,
-      postgresUrl: values.db ?? process.env.TEST_DATABASE_URL ?? null,
-    })
-  } finally {
-    await stopAllChildren()
-  }
+  await runBenchCommand({}, ({ huge, backend, postgresUrl }) => runWalkBench({ huge, backend, postgresUrl }))
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await main()

@@ -6,6 +6,7 @@ import { appOver, compareCodePoints } from '../helpers/fixtures.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import type { Backend } from '../helpers/backends.js'
 import type { Store } from '../../src/store/store.js'
+import type { ModelFolderBody } from '../helpers/model.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
 
 /**
@@ -58,14 +59,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.constant({ op: 'check' as const }) },
 )
 
-interface FolderJson {
-  id: string
-  name: string
-  folder_id: string | null
-  owner: { id: string; username: string; avatar_url: string | null }
-  created_at: string
-  updated_at: string
-}
+/** A folder as the listing and the feed show it (the listing model's shape). */
+type FolderJson = ModelFolderBody
 type Entry =
   | { type: 'upsert'; folder: FolderJson }
   | { type: 'remove'; id: string }
