@@ -10,7 +10,8 @@ import { join } from 'node:path'
 
 export const CLI = 'dist/cli/main.js'
 
-function newestSource(root: string): number {
+/** The newest modification time of a TypeScript file under src/. */
+export function newestSource(root: string): number {
   let newest = 0
   for (const entry of readdirSync(join(root, 'src'), { recursive: true, withFileTypes: true })) {
     if (entry.isFile() && entry.name.endsWith('.ts')) {

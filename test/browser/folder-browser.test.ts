@@ -8,7 +8,7 @@ import { BROWSER_CSP } from '../../src/routes/browser.js'
 import { allBackends } from '../helpers/backends.js'
 import { insertLiveFolder, openRawSql } from '../helpers/raw-sql.js'
 import { serveBackend, type ServedBackend } from '../helpers/served-backend.js'
-import { ROOT, runCommand } from '../helpers/service-process.js'
+import { ROOT, runCli } from '../helpers/cli.js'
 
 /**
  * The folder browser at `/` in a real headless Chromium (Debian's `chromium`, driven by
@@ -364,7 +364,7 @@ for (const backend of allBackends()) {
     })
 
     it('shows the frozen-account state once an operator freezes the account', async () => {
-      const frozen = await runCommand(['user', 'freeze', 'demo', '--db', served.url])
+      const frozen = await runCli(['user', 'freeze', 'demo', '--db', served.url])
       assert.equal(frozen.code, 0, frozen.stderr)
       await page.reload()
       await page.locator('#state-text').filter({ hasText: 'This account is frozen' }).waitFor()

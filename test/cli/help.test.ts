@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { assertOk, describeRun, runAll, runCli } from '../helpers/cli.js'
+import { assertOk, describeRun } from '../helpers/cli-asserts.js'
+import { runAll, runCli } from '../helpers/cli.js'
 
 /** README "Command line": every command accepts --db and --help; commands that print records accept --json. */
 

@@ -6,7 +6,9 @@ import { describe, it } from 'node:test'
 import { READ_CHUNK_BYTES } from '../../src/import/read-import-file.js'
 import { allBackends, sqliteBackend } from '../helpers/backends.js'
 import { childEnv } from '../helpers/child-process.js'
-import { assertOk, assertOneLineError, cliMain, describeRun, runCli, useCliDatabase } from '../helpers/cli.js'
+import { assertOk, assertOneLineError, describeRun } from '../helpers/cli-asserts.js'
+import { cliMain, runCli } from '../helpers/cli.js'
+import { useCliDatabase } from '../helpers/cli-database.js'
 
 /**
  * `folder-service import` of a file several times larger than one read: the records arrive

@@ -4,16 +4,9 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends } from '../helpers/backends.js'
-import {
-  assertOk,
-  assertOneLineError,
-  describeRun,
-  openCliDatabase,
-  runCli,
-  tempDir,
-  writeJson,
-  type CliDatabase,
-} from '../helpers/cli.js'
+import { assertOk, assertOneLineError, describeRun } from '../helpers/cli-asserts.js'
+import { openCliDatabase, tempDir, writeJson, type CliDatabase } from '../helpers/cli-database.js'
+import { runCli } from '../helpers/cli.js'
 
 /** `folder-service import FILE` (docs/api.md "Import format"), driven from outside, on every backend. */
 

@@ -2,16 +2,9 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends, sqliteBackend } from '../helpers/backends.js'
-import {
-  assertOneLineError,
-  openCliDatabase,
-  runCli,
-  startCli,
-  within,
-  type CliDatabase,
-  type CliOptions,
-  type ServeProcess,
-} from '../helpers/cli.js'
+import { assertOneLineError } from '../helpers/cli-asserts.js'
+import { openCliDatabase, type CliDatabase } from '../helpers/cli-database.js'
+import { runCli, startCli, within, type CliOptions, type ServeProcess } from '../helpers/cli.js'
 
 /** `folder-service serve` as a process: start-up line, readiness, graceful stop, bad settings. */
 

@@ -7,7 +7,7 @@ import { allBackends, sqliteBackend } from '../helpers/backends.js'
 import { insertLiveFolder, openRawSql } from '../helpers/raw-sql.js'
 import { nextBatch } from '../helpers/watch-batches.js'
 import { serveBackend, type ServedBackend } from '../helpers/served-backend.js'
-import { startService } from '../helpers/service-process.js'
+import { startService } from '../helpers/cli.js'
 
 /**
  * The typed client (`folder-service/client`, the built package export) against a real

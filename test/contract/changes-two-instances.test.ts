@@ -5,7 +5,7 @@ import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends } from '../helpers/backends.js'
 import { uuid } from '../helpers/fixtures.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
-import { startService, type Service } from '../helpers/service-process.js'
+import { startService, type Service } from '../helpers/cli.js'
 
 /**
  * The changes feed across processes: two `serve` processes on one database. A cursor taken

@@ -7,7 +7,7 @@ import {
   startPrivatePostgres,
   type PrivatePostgres,
 } from '../helpers/private-postgres.js'
-import { startService, type Service } from '../helpers/service-process.js'
+import { startService, type Service } from '../helpers/cli.js'
 
 /**
  * The whole PostgreSQL server stops under load (pg_ctl stop -m fast on a private,

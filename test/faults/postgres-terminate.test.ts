@@ -5,7 +5,7 @@ import { postgresBackend } from '../helpers/backends.js'
 import { faultData, ownPath, seed, type FaultData } from '../helpers/fixtures.js'
 import { Load, sleep, tally, type Outcome } from '../helpers/load.js'
 import { createEmptyDatabase } from '../helpers/postgres.js'
-import { startService, type Service } from '../helpers/service-process.js'
+import { startService, type Service } from '../helpers/cli.js'
 
 /**
  * Every connection of the service terminated by pg_terminate_backend, again and again, under

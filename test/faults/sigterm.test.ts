@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test'
 import { faultData, ownPath, seed, type FaultData } from '../helpers/fixtures.js'
 import { Load, sleep, tally, type Outcome } from '../helpers/load.js'
 import { openPartialRequest, rawExchange } from '../helpers/raw-http.js'
-import { logRecords, startService, type Service } from '../helpers/service-process.js'
+import { logRecords, startService, type Service } from '../helpers/cli.js'
 
 /**
  * SIGTERM in the middle of keep-alive load on the built service (SQLite). Graceful stop

@@ -7,7 +7,7 @@ import { postgresBackend } from '../helpers/backends.js'
 import { faultData, ownPath, seed, type FaultData } from '../helpers/fixtures.js'
 import { Load, sleep, tally, type Outcome } from '../helpers/load.js'
 import { createEmptyDatabase } from '../helpers/postgres.js'
-import { runCommand, startService, type Service } from '../helpers/service-process.js'
+import { runCli, startService, type Service } from '../helpers/cli.js'
 
 /**
  * A database that accepts TCP connections and never answers (a frozen host, a partition):
@@ -128,7 +128,7 @@ describe('a database that accepts connections and never answers', () => {
   })
 
   it('makes `serve` exit non-zero with one line on stderr, within the timeout', async () => {
-    const run = await runCommand(
+    const run = await runCli(
       [
         'serve',
         '--db',
@@ -137,10 +137,12 @@ describe('a database that accepts connections and never answers', () => {
         '0',
       ],
       {
-        DB_CONNECT_TIMEOUT_MS: String(CONNECT_TIMEOUT_MS),
-        DB_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS),
+        env: {
+          DB_CONNECT_TIMEOUT_MS: String(CONNECT_TIMEOUT_MS),
+          DB_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS),
+        },
+        timeoutMs: 20_000,
       },
-      20_000,
     )
     const context = `exit ${run.code} signal ${run.signal} in ${run.ms} ms\nstdout: ${run.stdout}\nstderr: ${run.stderr}`
     assert.equal(run.signal, null, context)

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { memoryVerdict, type Sample } from '../../bench/soak-memory.js'
 import { childEnv, runNode } from '../helpers/child-process.js'
-import { ROOT, ensureBuilt } from '../helpers/service-process.js'
+import { ROOT, ensureBuilt } from '../helpers/cli.js'
 
 /**
  * A short soak in CI: bench/soak.ts for SOAK_SECONDS (default 20) on the built service,
@@ -54,7 +54,7 @@ describe('soak', () => {
         '--rate',
         '500',
       ],
-      { env, cwd: ROOT, stdin: 'ignore', timeoutMs: (SECONDS + 90) * 1000, killSignal: 'SIGKILL' },
+      { env, cwd: ROOT, stdin: 'ignore', timeoutMs: (SECONDS + 90) * 1000 },
     )
     const { code } = run
     // The soak reports on stdout; stderr holds only what a crash prints.

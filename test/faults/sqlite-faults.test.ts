@@ -7,7 +7,8 @@ import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
 import { faultData, seed } from '../helpers/fixtures.js'
 import { childEnv, startNode } from '../helpers/child-process.js'
-import { ROOT, runCommand, startService, type CliRun } from '../helpers/service-process.js'
+import { assertOneLineError } from '../helpers/cli-asserts.js'
+import { ROOT, runCli, startService, type CliResult } from '../helpers/cli.js'
 
 /**
  * SQLite faults seen through the built CLI, as an operator meets them: a database path that
@@ -15,17 +16,6 @@ import { ROOT, runCommand, startService, type CliRun } from '../helpers/service-
  * process during an import. Each is a one-line error and a non-zero exit, never a stack
  * trace, a hang or a half-written database; a missing file in a writable place is created.
  */
-
-function oneLineError(run: CliRun, pattern: RegExp): string {
-  const context = `exit ${run.code} signal ${run.signal} in ${run.ms} ms\nstdout: ${run.stdout}\nstderr: ${run.stderr}`
-  assert.equal(run.signal, null, context)
-  assert.notEqual(run.code, 0, context)
-  const lines = run.stderr.split('\n').filter((l) => l.trim() !== '')
-  assert.equal(lines.length, 1, `exactly one line on stderr\n${context}`)
-  assert.doesNotMatch(run.stderr, /^\s+at /m, context)
-  assert.match(lines[0] as string, pattern, context)
-  return lines[0] as string
-}
 
 function counts(path: string): Record<string, number> {
   const db = new Database(path, { readonly: true, fileMustExist: true })
@@ -73,16 +63,17 @@ describe('SQLite faults through the built CLI', () => {
   it('refuses a database path under a regular file: one line, non-zero exit', async () => {
     const file = join(dir, 'plain-file')
     writeFileSync(file, 'not a directory\n')
-    const run = await runCommand(['serve', '--db', `sqlite:${join(file, 'sub', 'db.sqlite')}`, '--port', '0'])
-    oneLineError(run, /SQLite|plain-file|ENOTDIR|not a directory|cannot open/i)
+    const args = ['serve', '--db', `sqlite:${join(file, 'sub', 'db.sqlite')}`, '--port', '0']
+    assertOneLineError(await runCli(args), /SQLite|plain-file|ENOTDIR|not a directory|cannot open/i, args)
   })
 
   it('refuses a database path no directory can be made for, within seconds: one line, non-zero exit', async () => {
     // Node's recursive mkdir loops forever on /proc/forbidden (mkdir there says ENOENT
     // although /proc exists); start-up must end with a word whatever the path.
     for (const path of ['/proc/forbidden/x.db', '/proc/self/forbidden/deeper/x.db', '/dev/null/x.db']) {
-      const run = await runCommand(['serve', '--db', `sqlite:${path}`, '--port', '0'], {}, 10_000)
-      oneLineError(run, /cannot open SQLite database/)
+      const args = ['serve', '--db', `sqlite:${path}`, '--port', '0']
+      const run = await runCli(args, { timeoutMs: 10_000 })
+      assertOneLineError(run, /cannot open SQLite database/, args)
       assert.ok(run.ms < 5_000, `${path}: took ${run.ms} ms`)
     }
   })
@@ -91,8 +82,8 @@ describe('SQLite faults through the built CLI', () => {
     const file = join(dir, 'notes.sqlite')
     const content = 'these are notes, not a database\n'.repeat(200)
     writeFileSync(file, content)
-    const run = await runCommand(['serve', '--db', `sqlite:${file}`, '--port', '0'])
-    oneLineError(run, /not a database|SQLite|file/i)
+    const args = ['serve', '--db', `sqlite:${file}`, '--port', '0']
+    assertOneLineError(await runCli(args), /not a database|SQLite|file/i, args)
     assert.equal(readFileSync(file, 'utf8'), content)
   })
 
@@ -119,20 +110,21 @@ describe('SQLite faults through the built CLI', () => {
     const importFile = join(dir, 'import.json')
     writeFileSync(importFile, JSON.stringify(data.doc))
 
+    const args = ['import', importFile, '--db', url]
     const lock = await holdWriteLock(file)
-    let run: CliRun
+    let run: CliResult
     try {
-      run = await runCommand(['import', importFile, '--db', url], { SQLITE_BUSY_TIMEOUT_MS: '300' }, 30_000)
+      run = await runCli(args, { env: { SQLITE_BUSY_TIMEOUT_MS: '300' }, timeoutMs: 30_000 })
     } finally {
       await lock.release()
     }
-    oneLineError(run, /busy|locked/i)
+    assertOneLineError(run, /busy|locked/i, args)
     assert.ok(run.ms >= 300, `failed after ${run.ms} ms, before the busy timeout`)
     assert.ok(run.ms < 15_000, `took ${run.ms} ms`)
     assert.deepEqual(counts(file), before, 'nothing of the import was written')
 
     // The same file imports once the lock is gone: it was the lock, not the data.
-    const again = await runCommand(['import', importFile, '--db', url], { SQLITE_BUSY_TIMEOUT_MS: '300' })
+    const again = await runCli(args, { env: { SQLITE_BUSY_TIMEOUT_MS: '300' } })
     assert.equal(again.code, 0, again.stderr)
     assert.equal(counts(file).folders, before.folders! + data.doc.folders.length)
   })

@@ -61,6 +61,12 @@ export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS
   return env
 }
 
+/** How long a child may take to finish (or to start listening) before a test calls it hung. */
+export const CHILD_TIMEOUT_MS = 30_000
+
+/** How long a child has to exit after SIGTERM before it gets SIGKILL. */
+export const STOP_GRACE_MS = 15_000
+
 export interface ExitStatus {
   code: number | null
   signal: NodeJS.Signals | null
@@ -86,7 +92,12 @@ export interface StartedChild {
   running(): boolean
   /** resolves with the first stdout line matching `pattern`; rejects if the process ends first */
   waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>
-  /** SIGKILL if it is still running (cleanup after a failed assertion) */
+  /** SIGTERM, then SIGKILL once `graceMs` have passed; resolves with how it ended */
+  stop(graceMs?: number): Promise<ExitStatus>
+  /**
+   * SIGKILL if it is still running: the cleanup after a failed assertion or at the test
+   * process's exit, where nothing can wait for a graceful stop.
+   */
   kill(): void
 }
 
@@ -120,7 +131,7 @@ export function startNode(nodeArgs: string[], options: ChildOptions): StartedChi
     exited,
     closed,
     running: () => !ended,
-    waitForLine(pattern, timeoutMs = 15_000) {
+    waitForLine(pattern, timeoutMs = CHILD_TIMEOUT_MS) {
       return new Promise((resolve, reject) => {
         const check = () => {
           const line = out.split('\n').find((l) => pattern.test(l))
@@ -142,6 +153,14 @@ export function startNode(nodeArgs: string[], options: ChildOptions): StartedChi
         check()
       })
     },
+    async stop(graceMs = STOP_GRACE_MS) {
+      if (ended) return exited
+      child.kill('SIGTERM')
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs)
+      const status = await exited
+      clearTimeout(timer)
+      return status
+    },
     kill() {
       if (!ended) child.kill('SIGKILL')
     },
@@ -152,22 +171,22 @@ export interface FinishedChild extends ExitStatus {
   stdout: string
   stderr: string
   ms: number
-  /** it was still running after the timeout and got `killSignal` */
+  /** it was still running after the timeout and was stopped */
   timedOut: boolean
 }
 
-/** Runs `node ...nodeArgs` to the end; sends `killSignal` once `timeoutMs` have passed. */
+/** Runs `node ...nodeArgs` to the end; stops it (`stop()`) once `timeoutMs` have passed. */
 export async function runNode(
   nodeArgs: string[],
-  options: ChildOptions & { timeoutMs: number; killSignal: NodeJS.Signals },
+  options: ChildOptions & { timeoutMs?: number },
 ): Promise<FinishedChild> {
   const started = Date.now()
   const run = startNode(nodeArgs, options)
   let timedOut = false
   const timer = setTimeout(() => {
     timedOut = true
-    run.child.kill(options.killSignal)
-  }, options.timeoutMs)
+    void run.stop()
+  }, options.timeoutMs ?? CHILD_TIMEOUT_MS)
   const status = await run.closed
   clearTimeout(timer)
   return { ...status, stdout: run.stdout(), stderr: run.stderr(), ms: Date.now() - started, timedOut }

@@ -1,26 +1,38 @@
-import assert from 'node:assert/strict'
-import { copyFileSync, cpSync, existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { after, before } from 'node:test'
-import { fileURLToPath } from 'node:url'
-import type { FastifyInstance } from 'fastify'
-import { childEnv, runNode, startNode, type StartedChild } from './child-process.js'
-import { appOver } from './fixtures.js'
-import { parseDatabaseUrl } from '../../src/store/open-store.js'
-import type { Store } from '../../src/store/store.js'
-import type { Backend } from './backends.js'
+import { build, ROOT } from './build.js'
+import {
+  CHILD_TIMEOUT_MS,
+  childEnv,
+  runNode,
+  startNode,
+  STOP_GRACE_MS,
+  type ExitStatus,
+  type StartedChild,
+} from './child-process.js'
 
 /**
- * Drives the built command line (`node dist/cli/main.js`, what `npx folder-service` runs)
- * as a child process, and looks at its effect from outside: row counts straight from the
- * database and GET /v1/folders through the real app on a store of its own.
+ * The one way tests run the built command line (`node dist/cli/main.js`, what `npx
+ * folder-service` runs) as a child process: a command to its end (`runCli`), or a
+ * long-running one such as `serve` (`startCli`, `startService`). A crash, an exit code or a
+ * signal is then visible from outside, as an operator would see it. Every child gets the
+ * same environment (childEnv), a scratch working directory, CHILD_TIMEOUT_MS to finish and,
+ * when stopped, SIGTERM then SIGKILL after STOP_GRACE_MS.
  */
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url))
+export { ROOT }
 
-/** The build under test: what `npm run build` (the `pretest` script) wrote. */
-export const BUILT_CLI_MAIN = join(REPO, 'dist', 'cli', 'main.js')
+/** FOLDER_SERVICE_CLI runs the suites against another build (e.g. a deliberately broken copy). */
+const OTHER_CLI = process.env.FOLDER_SERVICE_CLI
+
+/** The build under test: what `npm run build` writes. */
+const BUILT_CLI_MAIN = join(ROOT, 'dist', 'cli', 'main.js')
+
+/** Builds dist/ when it is missing (`npm test` builds it when it is older than src/ as well). */
+export function ensureBuilt(): void {
+  if (OTHER_CLI === undefined && !existsSync(BUILT_CLI_MAIN)) build()
+}
 
 let snapshot: string | undefined
 
@@ -31,17 +43,16 @@ let snapshot: string | undefined
  * that starts meanwhile would load half-written modules; the copy cannot change under us.
  */
 export function cliMain(): string {
+  if (OTHER_CLI !== undefined) return OTHER_CLI
   if (snapshot !== undefined && existsSync(snapshot)) return snapshot
-  if (!existsSync(BUILT_CLI_MAIN)) {
-    throw new Error(`${BUILT_CLI_MAIN} is missing: build first (npx tsc -p tsconfig.build.json)`)
-  }
+  ensureBuilt()
   const root = mkdtempSync(join(tmpdir(), 'folder-service-cli-dist-'))
   process.once('exit', () => rmSync(root, { recursive: true, force: true }))
-  cpSync(join(REPO, 'dist'), join(root, 'dist'), { recursive: true })
+  cpSync(join(ROOT, 'dist'), join(root, 'dist'), { recursive: true })
   // The folder browser's static files ship beside dist/ (package.json "files").
-  cpSync(join(REPO, 'web'), join(root, 'web'), { recursive: true })
-  copyFileSync(join(REPO, 'package.json'), join(root, 'package.json'))
-  symlinkSync(join(REPO, 'node_modules'), join(root, 'node_modules'), 'dir')
+  cpSync(join(ROOT, 'web'), join(root, 'web'), { recursive: true })
+  copyFileSync(join(ROOT, 'package.json'), join(root, 'package.json'))
+  symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'), 'dir')
   snapshot = join(root, 'dist', 'cli', 'main.js')
   return snapshot
 }
@@ -51,14 +62,16 @@ export interface CliOptions {
   env?: Record<string, string | undefined>
   /** working directory; a throwaway one by default, so the default database lands nowhere that matters */
   cwd?: string
+  /** runCli: how long the command may take; CHILD_TIMEOUT_MS by default */
   timeoutMs?: number
+  /** startCli: stdin piped (the default) or closed */
+  stdin?: 'pipe' | 'ignore'
 }
 
-export interface CliResult {
-  code: number | null
-  signal: NodeJS.Signals | null
+export interface CliResult extends ExitStatus {
   stdout: string
   stderr: string
+  ms: number
 }
 
 let scratchCwd: string | undefined
@@ -72,14 +85,13 @@ function defaultCwd(): string {
   return scratchCwd
 }
 
-/** Runs `folder-service ...args` to completion. Never rejects for a non-zero exit; does for a hang. */
+/** Runs `folder-service ...args` to completion. Never rejects for a non-zero exit; does for a hang or a signal. */
 export async function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
-  const timeoutMs = options.timeoutMs ?? 20_000
+  const timeoutMs = options.timeoutMs ?? CHILD_TIMEOUT_MS
   const run = await runNode([cliMain(), ...args], {
     env: childEnv(options.env),
     cwd: options.cwd ?? defaultCwd(),
     timeoutMs,
-    killSignal: 'SIGTERM',
   })
   if (run.timedOut) {
     throw new Error(`folder-service ${args.join(' ')} did not finish in ${timeoutMs} ms\n${run.stderr}`)
@@ -87,7 +99,7 @@ export async function runCli(args: string[], options: CliOptions = {}): Promise<
   if (run.code === null) {
     throw new Error(`folder-service ${args.join(' ')} was killed by ${run.signal}\n${run.stderr}`)
   }
-  return { code: run.code, signal: run.signal, stdout: run.stdout, stderr: run.stderr }
+  return { code: run.code, signal: run.signal, stdout: run.stdout, stderr: run.stderr, ms: run.ms }
 }
 
 /** Runs several independent commands, at most `limit` at a time, results in input order. */
@@ -108,179 +120,6 @@ export async function runAll(
   return results
 }
 
-export function describeRun(args: string[], result: CliResult): string {
-  return `folder-service ${args.join(' ')}\nexit ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`
-}
-
-/** Exit 0 and nothing on stderr. */
-export function assertOk(result: CliResult, args: string[] = []): void {
-  assert.equal(result.code, 0, describeRun(args, result))
-  assert.equal(result.stderr, '', describeRun(args, result))
-}
-
-/**
- * README "Command line": a non-zero exit and exactly one line on stderr, with no stack trace;
- * `pattern` (when given) must match that line.
- */
-export function assertOneLineError(result: CliResult, pattern?: RegExp, args: string[] = []): string {
-  const context = describeRun(args, result)
-  assert.notEqual(result.code, 0, context)
-  assert.notEqual(result.code, null, context)
-  const lines = result.stderr.split('\n').filter((line) => line.trim() !== '')
-  assert.equal(lines.length, 1, `expected exactly one stderr line\n${context}`)
-  assert.doesNotMatch(result.stderr, /^\s+at /m, context)
-  const line = lines[0] as string
-  if (pattern !== undefined) assert.match(line, pattern, context)
-  return line
-}
-
-export const UUID_LINE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-
-/** The one id a creating command prints (lower-case UUID on a line of its own). */
-export function printedId(result: CliResult, args: string[] = []): string {
-  assertOk(result, args)
-  const id = result.stdout.trim()
-  assert.match(id, UUID_LINE, describeRun(args, result))
-  return id
-}
-
-/** A temp directory removed by the returned function. */
-export function tempDir(prefix = 'folder-service-cli-'): { dir: string; remove(): void } {
-  const dir = mkdtempSync(join(tmpdir(), prefix))
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) }
-}
-
-export function writeJson(dir: string, name: string, value: unknown): string {
-  const path = join(dir, name)
-  writeFileSync(path, JSON.stringify(value))
-  return path
-}
-
-export interface TableCounts {
-  users: number
-  sessions: number
-  folders: number
-  files: number
-}
-
-/** Rows in each table of docs/api.md "Data model", read directly: the Store has no count for most. */
-export async function tableCounts(url: string): Promise<TableCounts> {
-  const sql = (table: string) => `SELECT count(*) AS n FROM ${table}`
-  const tables = ['users', 'sessions', 'folders', 'files'] as const
-  const target = parseDatabaseUrl(url)
-  const counts = { users: 0, sessions: 0, folders: 0, files: 0 }
-  if (target.kind === 'sqlite') {
-    const { default: Database } = await import('better-sqlite3')
-    const db = new Database(target.path, { readonly: true, fileMustExist: true })
-    try {
-      for (const table of tables) counts[table] = Number((db.prepare(sql(table)).get() as { n: number }).n)
-    } finally {
-      db.close()
-    }
-  } else {
-    const { default: pg } = await import('pg')
-    const client = new pg.Client({ connectionString: target.url })
-    await client.connect()
-    try {
-      for (const table of tables) {
-        const { rows } = await client.query<{ n: string }>(sql(table))
-        counts[table] = Number(rows[0]?.n)
-      }
-    } finally {
-      await client.end()
-    }
-  }
-  return counts
-}
-
-export interface ListedFolder {
-  id: string
-  name: string
-  folder_id: string | null
-}
-
-export interface Listing {
-  status: number
-  body: { code?: string; folders?: ListedFolder[]; total?: number }
-}
-
-/**
- * A backend's fresh database, the URL a child process opens it with, and the HTTP app on
- * an in-process store of the same database, to see what the CLI did as a client would.
- */
-export interface CliDatabase {
-  url: string
-  store: Store
-  app: FastifyInstance
-  counts(): Promise<TableCounts>
-  /** GET /v1/folders as the holder of `sessionId`, at the root or under `folderId` */
-  list(sessionId: string, folderId?: string): Promise<Listing>
-  /** the names GET /v1/folders returns (asserting 200) */
-  names(sessionId: string, folderId?: string): Promise<string[]>
-  close(): Promise<void>
-}
-
-export async function openCliDatabase(backend: Backend): Promise<CliDatabase> {
-  const opened = await backend.open()
-  const { store, url } = opened
-  const app = await appOver(store)
-  const list = async (sessionId: string, folderId?: string): Promise<Listing> => {
-    const query = new URLSearchParams({ limit: '100' })
-    if (folderId !== undefined) query.set('folder_id', folderId)
-    const response = await app.inject({
-      method: 'GET',
-      url: `/v1/folders?${query.toString()}`,
-      headers: { cookie: `session_id=${sessionId}` },
-    })
-    return { status: response.statusCode, body: response.json<Listing['body']>() }
-  }
-  return {
-    url,
-    store,
-    app,
-    counts: () => tableCounts(url),
-    list,
-    async names(sessionId, folderId) {
-      const { status, body } = await list(sessionId, folderId)
-      assert.equal(status, 200, JSON.stringify(body))
-      return (body.folders ?? []).map((f) => f.name)
-    },
-    async close() {
-      await app.close()
-      await opened.cleanup()
-    },
-  }
-}
-
-/**
- * Registers hooks that open a database of `backend` (openCliDatabase) and a temporary
- * directory before the suite's tests, and remove both after them.
- */
-export function useCliDatabase(backend: Backend): { readonly db: CliDatabase; readonly dir: string } {
-  let db: CliDatabase | undefined
-  let tmp: ReturnType<typeof tempDir> | undefined
-  before(async () => {
-    tmp = tempDir()
-    db = await openCliDatabase(backend)
-  })
-  after(async () => {
-    await db?.close()
-    tmp?.remove()
-  })
-  const opened = <T>(value: T | undefined): T => {
-    if (value === undefined) throw new Error('useCliDatabase: used outside the suite it was set up in')
-    return value
-  }
-  return {
-    get db() {
-      return opened(db)
-    },
-    get dir() {
-      return opened(tmp).dir
-    },
-  }
-}
-
 /** A running `folder-service serve` (or any long-running command), its output so far, and how it ended. */
 export type ServeProcess = StartedChild
 
@@ -288,7 +127,85 @@ export function startCli(args: string[], options: CliOptions = {}): ServeProcess
   return startNode([cliMain(), ...args], {
     env: childEnv(options.env),
     cwd: options.cwd ?? defaultCwd(),
+    ...(options.stdin === undefined ? {} : { stdin: options.stdin }),
   })
+}
+
+/**
+ * What a started service changes from the service's defaults: no rate limits, so load and
+ * fault suites measure the service rather than its throttling, and info logs to read.
+ */
+const SERVICE_ENV = { RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURES_PER_MINUTE: '0', LOG_LEVEL: 'info' }
+
+export interface Service {
+  child: ServeProcess['child']
+  port: number
+  base: string
+  /** every stdout line so far (JSON log lines) */
+  lines(): string[]
+  stderr(): string
+  exited: Promise<ExitStatus>
+  running(): boolean
+  /** SIGTERM, then SIGKILL after `graceMs` (STOP_GRACE_MS by default); resolves with how it ended */
+  stop(graceMs?: number): Promise<ExitStatus>
+}
+
+const LISTENING = /listening at http:\/\/127\.0\.0\.1:(\d+)/i
+
+/** Starts `serve --db <db> --port 0` and resolves once it logged its address. */
+export async function startService(
+  db: string,
+  env: Record<string, string> = {},
+  timeoutMs = CHILD_TIMEOUT_MS,
+): Promise<Service> {
+  const started = startCli(['serve', '--db', db, '--host', '127.0.0.1', '--port', '0'], {
+    env: { ...SERVICE_ENV, ...env },
+    stdin: 'ignore',
+  })
+  let line: string
+  try {
+    line = await started.waitForLine(LISTENING, timeoutMs)
+  } catch (error) {
+    started.kill()
+    const how = started.running() ? `did not start in ${timeoutMs} ms` : 'exited before listening'
+    throw new Error(`serve ${how}\nstdout: ${started.stdout()}\nstderr: ${started.stderr()}`, {
+      cause: error,
+    })
+  }
+  const port = Number(LISTENING.exec(line)?.[1])
+  const onExit = () => started.kill()
+  process.once('exit', onExit)
+  return {
+    child: started.child,
+    port,
+    base: `http://127.0.0.1:${port}`,
+    lines: () =>
+      started
+        .stdout()
+        .split('\n')
+        .filter((l) => l.trim() !== ''),
+    stderr: () => started.stderr(),
+    exited: started.exited,
+    running: () => started.running(),
+    async stop(graceMs = STOP_GRACE_MS) {
+      const status = await started.stop(graceMs)
+      process.removeListener('exit', onExit)
+      return status
+    },
+  }
+}
+
+/** The JSON log lines of a service, parsed (lines that are not JSON are skipped). */
+export function logRecords(service: Service): Record<string, unknown>[] {
+  const records: Record<string, unknown>[] = []
+  for (const line of service.lines()) {
+    try {
+      records.push(JSON.parse(line) as Record<string, unknown>)
+    } catch {
+      // not a log line
+    }
+  }
+  return records
 }
 
 /** Resolves with `promise`, or rejects once `ms` have passed. */

@@ -1,6 +1,6 @@
 import type { Store } from '../../src/store/store.js'
 import type { Backend } from './backends.js'
-import { startService, type Service } from './service-process.js'
+import { startService, type Service } from './cli.js'
 
 /**
  * A fresh database of one backend, filled by `fill` through its Store, then served by a

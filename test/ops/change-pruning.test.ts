@@ -4,7 +4,7 @@ import { describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends } from '../helpers/backends.js'
 import { openRawSql } from '../helpers/raw-sql.js'
-import { startService } from '../helpers/service-process.js'
+import { startService } from '../helpers/cli.js'
 
 /**
  * `serve` keeps the change log to CHANGE_RETENTION_DAYS: at start it deletes log rows older

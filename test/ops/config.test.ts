@@ -3,11 +3,11 @@ import { after, before, describe, it } from 'node:test'
 import { ConfigError, DEFAULT_RATE_LIMIT_PER_MINUTE, loadConfig, type Env } from '../../src/config.js'
 import { SERVICE_SETTINGS } from '../helpers/child-process.js'
 import { configVariables } from '../helpers/config-variables.js'
-import { assertOneLineError, runCli } from '../helpers/cli.js'
+import { assertOneLineError } from '../helpers/cli-asserts.js'
+import { runCli, ensureBuilt } from '../helpers/cli.js'
 import { openStore } from '../../src/store/open-store.js'
 import { TEST_SETTINGS } from '../helpers/backends.js'
 import { appOver, openSeeded, type Seeded } from '../helpers/fixtures.js'
-import { ensureBuilt } from '../helpers/service-process.js'
 
 /** README "Configuration": every setting from the environment, validated once, bad values named. */
 

@@ -3,8 +3,7 @@ import { readFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { describe, it } from 'node:test'
 import { BROWSER_CSP } from '../../src/routes/browser.js'
-import { ROOT, startService } from '../helpers/service-process.js'
-import { runCli } from '../helpers/cli.js'
+import { ROOT, startService, runCli } from '../helpers/cli.js'
 import { useSeededApp } from '../helpers/fixtures.js'
 
 /**

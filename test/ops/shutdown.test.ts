@@ -7,10 +7,8 @@ import { after, before, describe, it } from 'node:test'
 import { loadConfig } from '../../src/config.js'
 import { listen } from '../../src/server.js'
 import type { ListFoldersQuery, Store } from '../../src/store/store.js'
-import { childEnv, startNode } from '../helpers/child-process.js'
-import { startCli, within } from '../helpers/cli.js'
+import { ensureBuilt, startCli, within } from '../helpers/cli.js'
 import { ALICE_SESSION, ROOT_FOLDERS, openSeeded, type Seeded } from '../helpers/fixtures.js'
-import { CLI_MAIN, ensureBuilt } from '../helpers/service-process.js'
 
 /** Graceful shutdown: requests in flight finish, the database closes, the process exits 0. */
 
@@ -121,10 +119,7 @@ describe('graceful shutdown of `folder-service serve`', () => {
   }
 
   it('still exits 0 on SIGTERM when whoever read its log output has gone', async () => {
-    const server = startNode([CLI_MAIN, 'serve', '--port', '0', '--db', `sqlite:${join(dir, 'pipe.db')}`], {
-      env: childEnv(),
-      cwd: dir,
-    })
+    const server = startCli(['serve', '--port', '0', '--db', `sqlite:${join(dir, 'pipe.db')}`], { cwd: dir })
     try {
       await server.waitForLine(/./, 15_000)
       server.child.stdout?.destroy()
