@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { allBackends } from '../helpers/backends.js'
-import { runListingProperty, summary } from '../property/listing-property.js'
+import { summary } from '../property/listing/check.js'
+import { runListingProperty } from '../property/listing/runner.js'
 
 /**
- * The long run of the model-based property test (test/property/listing-property.ts): at
+ * The long run of the model-based property test (test/property/listing/): at
  * least 10,000 checked requests per backend. A case here is one request compared with the
  * model; they come in batches of 20 to 40 per random data set (DEEP_DATA_SETS, default 400),
  * because loading a data set costs far more than checking a request against it.

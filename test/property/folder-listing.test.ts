@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { listingBackends, replicaBackend } from '../helpers/backends.js'
-import { runListingProperty, summary } from './listing-property.js'
+import { summary } from './listing/check.js'
+import { runListingProperty } from './listing/runner.js'
 
 /**
- * The quick share of the model-based property test (listing-property.ts): a few dozen
+ * The quick share of the model-based property test (test/property/listing/): a few dozen
  * random data sets per backend, each checked with a batch of random requests. The long run
  * (10,000 cases) is test/deep/folder-listing.deep.test.ts. FC_SEED=<n> replays a failure.
  */
