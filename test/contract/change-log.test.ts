@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { validateImport } from '../../src/import/validate-import.js'
 import { ALL_ROWS, type ChangePosition, type ChangeRow, type Store } from '../../src/store/store.js'
 import { allBackends } from '../helpers/backends.js'
-import { uuid } from '../helpers/fixtures.js'
+import { uuid } from '../helpers/ids.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
 
 /**

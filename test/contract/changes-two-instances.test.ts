@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends } from '../helpers/backends.js'
-import { uuid } from '../helpers/fixtures.js'
+import { uuid } from '../helpers/ids.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
 import { startService, type Service } from '../helpers/cli.js'
 

@@ -4,7 +4,8 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { allBackends } from '../helpers/backends.js'
 import { appWithRawSql } from '../helpers/counting-store.js'
 import { linkTargets } from '../helpers/http-asserts.js'
-import { listBody, problemBody, request, uuid } from '../helpers/fixtures.js'
+import { listBody, problemBody, request } from '../helpers/test-app.js'
+import { uuid } from '../helpers/ids.js'
 import { insertLiveFolder, type RawSql } from '../helpers/raw-sql.js'
 
 /**

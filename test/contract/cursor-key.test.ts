@@ -3,7 +3,8 @@ import { describe, it } from 'node:test'
 import { MissingCursorKeyError } from '../../src/store/store.js'
 import { allBackends } from '../helpers/backends.js'
 import { appWithRawSql } from '../helpers/counting-store.js'
-import { problemBody, request, uuid } from '../helpers/fixtures.js'
+import { problemBody, request } from '../helpers/test-app.js'
+import { uuid } from '../helpers/ids.js'
 
 /**
  * The cursor key row deleted by hand: every backend reports the same clear error, naming the

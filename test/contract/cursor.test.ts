@@ -5,15 +5,9 @@ import fc from 'fast-check'
 import { validateImport } from '../../src/import/validate-import.js'
 import { listingBackends } from '../helpers/backends.js'
 import { appWithRawSql } from '../helpers/counting-store.js'
-import {
-  appOver,
-  compareCodePoints,
-  listBody,
-  problemBody,
-  request,
-  uuid,
-  type FolderListJson,
-} from '../helpers/fixtures.js'
+import { appOver, listBody, problemBody, request, type FolderListJson } from '../helpers/test-app.js'
+import { compareCodePoints } from '../../bench/code-points.js'
+import { uuid } from '../helpers/ids.js'
 import { insertLiveFolder, type RawSql } from '../helpers/raw-sql.js'
 import { linkTargets } from '../helpers/http-asserts.js'
 

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { listingBackends } from '../helpers/backends.js'
 import { appWithRawSql } from '../helpers/counting-store.js'
-import { compareCodePoints, listBody, request, uuid } from '../helpers/fixtures.js'
+import { compareCodePoints } from '../../bench/code-points.js'
+import { listBody, request } from '../helpers/test-app.js'
+import { uuid } from '../helpers/ids.js'
 import { insertLiveFolder } from '../helpers/raw-sql.js'
 
 /**

@@ -3,7 +3,8 @@ import { after, before, describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js'
 import { StoreUnavailableError, type ListFoldersQuery } from '../../src/store/store.js'
-import { appOver, problemBody, request, uuid } from '../helpers/fixtures.js'
+import { appOver, problemBody, request } from '../helpers/test-app.js'
+import { uuid } from '../helpers/ids.js'
 import { freshPostgresDatabase, withAdminClient } from '../helpers/postgres.js'
 
 /**

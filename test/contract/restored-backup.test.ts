@@ -9,7 +9,8 @@ import type { ChangePosition } from '../../src/store/store.js'
 import { allBackends } from '../helpers/backends.js'
 import { backUp } from '../helpers/backup.js'
 import { appWithRawSql } from '../helpers/counting-store.js'
-import { listBody, request, uuid } from '../helpers/fixtures.js'
+import { listBody, request } from '../helpers/test-app.js'
+import { uuid } from '../helpers/ids.js'
 import type { RawSql } from '../helpers/raw-sql.js'
 
 /**

@@ -10,7 +10,6 @@ import {
   NOW,
   UNKNOWN_ID,
   allFolders,
-  compareCodePoints,
   datasetDocument,
   expectedChildren,
   expectedLiveFolders,
@@ -21,8 +20,9 @@ import {
   sessions,
   toRow,
   users,
-  uuid,
-} from '../helpers/fixtures.js'
+} from '../helpers/contract-data.js'
+import { compareCodePoints } from '../../bench/code-points.js'
+import { uuid } from '../helpers/ids.js'
 
 /**
  * The Store contract (src/store/store.ts JSDoc, docs/api.md "Order" and "Data model"), held against

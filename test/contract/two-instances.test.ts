@@ -5,7 +5,8 @@ import { validateImport } from '../../src/import/validate-import.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
 import { postgresBackend, TEST_SETTINGS } from '../helpers/backends.js'
-import { appOver, listBody, request, uuid } from '../helpers/fixtures.js'
+import { appOver, listBody, request } from '../helpers/test-app.js'
+import { uuid } from '../helpers/ids.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
 
 /**

@@ -4,7 +4,7 @@ import { ImportError } from '../../src/store/store.js'
 import { openStore } from '../../src/store/open-store.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends, TEST_SETTINGS } from '../helpers/backends.js'
-import { uuid } from '../helpers/fixtures.js'
+import { uuid } from '../helpers/ids.js'
 import { openRawSql, type RawSql } from '../helpers/raw-sql.js'
 
 /**

@@ -6,7 +6,7 @@ import fc from 'fast-check'
 import { DEFAULT_AUTH_FAILURES_PER_MINUTE, DEFAULT_RATE_LIMIT_PER_MINUTE } from '../../src/config.js'
 import type { Store } from '../../src/store/store.js'
 import { allBackends } from '../helpers/backends.js'
-import { appOver } from '../helpers/fixtures.js'
+import { appOver } from '../helpers/test-app.js'
 import {
   HOSTILE_PATHS,
   HOSTILE_QUERIES,

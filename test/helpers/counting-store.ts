@@ -1,7 +1,7 @@
 import { validateImport } from '../../src/import/validate-import.js'
 import type { Store } from '../../src/store/store.js'
 import type { Backend } from './backends.js'
-import { appOver } from './fixtures.js'
+import { appOver } from './test-app.js'
 import { openRawSql } from './raw-sql.js'
 
 /** The store, with a count of its listFolders calls: a cached answer makes none. */

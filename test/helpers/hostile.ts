@@ -5,7 +5,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type { Store } from '../../src/store/store.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import type { Backend } from './backends.js'
-import { appOver } from './fixtures.js'
+import { appOver } from './test-app.js'
 import { emptyModel, type ModelState } from './model.js'
 
 /**

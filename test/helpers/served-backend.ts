@@ -4,7 +4,7 @@ import { startService, type Service } from './cli.js'
 
 /**
  * A fresh database of one backend, filled by `fill` through its Store, then served by a
- * real `serve` process (the service-process harness). The store stays open beside the
+ * real `serve` process (startService, test/helpers/cli.ts). The store stays open beside the
  * service, so a test can change data the way other writers do (docs/api.md "Data model").
  */
 export interface ServedBackend {

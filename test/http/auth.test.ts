@@ -7,13 +7,11 @@ import {
   UNKNOWN_ID,
   expectedChildren,
   folders,
-  listBody,
-  request,
   seededApp,
   sessions,
   users,
-  type TestApp,
-} from '../helpers/fixtures.js'
+} from '../helpers/contract-data.js'
+import { listBody, request, type TestApp } from '../helpers/test-app.js'
 import { assertInvalid, assertProblem, assertUnauthorized, header } from '../helpers/http-asserts.js'
 
 /** Authentication, account state and the order of checks (docs/api.md "Authentication" and "Checks, in this order"). */

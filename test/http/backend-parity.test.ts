@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { postgresBackend, sqliteBackend } from '../helpers/backends.js'
-import { seededApp, type TestApp } from '../helpers/fixtures.js'
+import { seededApp } from '../helpers/contract-data.js'
+import type { TestApp } from '../helpers/test-app.js'
 import { assertSameAnswers, PARITY_SESSIONS, parityRequests } from '../helpers/parity.js'
 
 /**

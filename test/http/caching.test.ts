@@ -1,16 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { listingBackends } from '../helpers/backends.js'
-import {
-  NOW,
-  folders,
-  listBody,
-  request,
-  seededApp,
-  sessions,
-  toBody,
-  type TestApp,
-} from '../helpers/fixtures.js'
+import { NOW, folders, seededApp, sessions, toBody } from '../helpers/contract-data.js'
+import { listBody, request, type TestApp } from '../helpers/test-app.js'
 import { JSON_TYPE, assertProblem, assertUnauthorized, header, tokens } from '../helpers/http-asserts.js'
 
 /** Response headers, conditional requests and HEAD (docs/api.md "200 body" and "Headers of a 200"). */

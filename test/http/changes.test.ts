@@ -3,18 +3,8 @@ import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import { allBackends } from '../helpers/backends.js'
-import {
-  UNKNOWN_ID,
-  appOver,
-  folders,
-  listBody,
-  loadDocument,
-  request,
-  seededApp,
-  sessions,
-  users,
-  type TestApp,
-} from '../helpers/fixtures.js'
+import { UNKNOWN_ID, folders, loadDocument, seededApp, sessions, users } from '../helpers/contract-data.js'
+import { appOver, listBody, request, type TestApp } from '../helpers/test-app.js'
 import { JSON_TYPE, assertProblem, assertUnauthorized, header } from '../helpers/http-asserts.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
 

@@ -3,15 +3,8 @@ import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { StoreUnavailableError, type Store } from '../../src/store/store.js'
 import { allBackends } from '../helpers/backends.js'
-import {
-  appOver,
-  folders,
-  listBody,
-  request,
-  seededApp,
-  sessions,
-  type TestApp,
-} from '../helpers/fixtures.js'
+import { appOver, listBody, request, type TestApp } from '../helpers/test-app.js'
+import { folders, seededApp, sessions } from '../helpers/contract-data.js'
 import { assertProblem, assertUnauthorized, header } from '../helpers/http-asserts.js'
 
 /** Problem details on every error, 405, request ids, 503 and 500 (docs/api.md "Errors"). */

@@ -7,15 +7,12 @@ import {
   expectedChildren,
   files,
   folders,
-  listBody,
-  request,
   seededApp,
   sessions,
   toBody,
   users,
-  type FolderListJson,
-  type TestApp,
-} from '../helpers/fixtures.js'
+} from '../helpers/contract-data.js'
+import { listBody, request, type FolderListJson, type TestApp } from '../helpers/test-app.js'
 import { JSON_TYPE, LOWER_UUID, TIMESTAMP, assertProblem, header } from '../helpers/http-asserts.js'
 
 /**

@@ -5,13 +5,11 @@ import {
   BIG_LIVE_CHILDREN,
   expectedChildren,
   folders,
-  listBody,
-  request,
   seededApp,
   sessions,
   users,
-  type TestApp,
-} from '../helpers/fixtures.js'
+} from '../helpers/contract-data.js'
+import { listBody, request, type TestApp } from '../helpers/test-app.js'
 import { assertInvalid } from '../helpers/http-asserts.js'
 
 /** Query parameters folder_id, page and limit (docs/api.md "Query parameters"). */

@@ -7,7 +7,8 @@ import { assertOneLineError } from '../helpers/cli-asserts.js'
 import { runCli, ensureBuilt } from '../helpers/cli.js'
 import { openStore } from '../../src/store/open-store.js'
 import { TEST_SETTINGS } from '../helpers/backends.js'
-import { appOver, openSeeded, type Seeded } from '../helpers/fixtures.js'
+import { appOver } from '../helpers/test-app.js'
+import { openSeeded, type Seeded } from '../helpers/operability-db.js'
 
 /** README "Configuration": every setting from the environment, validated once, bad values named. */
 

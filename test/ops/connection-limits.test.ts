@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { loadConfig } from '../../src/config.js'
 import { listen } from '../../src/server.js'
-import { ALICE_SESSION, ROOT_FOLDERS, openSeeded, type Seeded } from '../helpers/fixtures.js'
+import { ALICE_SESSION, ROOT_FOLDERS, openSeeded, type Seeded } from '../helpers/operability-db.js'
 
 /**
  * Connections that never send a byte are closed at the headers timeout (Node's own timeout

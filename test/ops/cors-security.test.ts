@@ -4,12 +4,12 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { loadConfig } from '../../src/config.js'
 import {
   ALICE_SESSION,
-  appOver,
   sessionCookieHeaders,
   openSeeded,
   type Seeded,
   useSeededApp,
-} from '../helpers/fixtures.js'
+} from '../helpers/operability-db.js'
+import { appOver } from '../helpers/test-app.js'
 
 /** CORS (off by default, CORS_ORIGINS allow-list with credentials) and security headers. */
 

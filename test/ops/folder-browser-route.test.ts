@@ -4,7 +4,7 @@ import { dirname, join, relative } from 'node:path'
 import { describe, it } from 'node:test'
 import { BROWSER_CSP } from '../../src/routes/browser.js'
 import { ROOT, startService, runCli } from '../helpers/cli.js'
-import { useSeededApp } from '../helpers/fixtures.js'
+import { useSeededApp } from '../helpers/operability-db.js'
 
 /**
  * The folder browser's routes: `/` and its assets with the page's CSP, nothing else of

@@ -7,12 +7,12 @@ import {
   ALICE_SESSION,
   FROZEN_SESSION,
   UNKNOWN_SESSION,
-  appOver,
   sessionCookieHeaders,
-  failingStore,
   openSeeded,
   type Seeded,
-} from '../helpers/fixtures.js'
+} from '../helpers/operability-db.js'
+import { appOver } from '../helpers/test-app.js'
+import { failingStore } from '../helpers/failing-store.js'
 
 /** Log lines: one per request, tied to the X-Request-Id, never carrying the session. */
 

@@ -4,13 +4,13 @@ import { StoreUnavailableError, type Store } from '../../src/store/store.js'
 import {
   ALICE_SESSION,
   PROJECTS,
-  appOver,
   sessionCookieHeaders,
-  failingStore,
   openSeeded,
   type Seeded,
   useSeededApp,
-} from '../helpers/fixtures.js'
+} from '../helpers/operability-db.js'
+import { appOver } from '../helpers/test-app.js'
+import { failingStore } from '../helpers/failing-store.js'
 
 /** /metrics (Prometheus text), /healthz and /readyz. */
 

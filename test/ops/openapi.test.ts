@@ -12,13 +12,13 @@ import {
   FROZEN_SESSION,
   PROJECTS,
   UNKNOWN_SESSION,
-  appOver,
   sessionCookieHeaders,
-  failingStore,
   openSeeded,
   type Seeded,
   useSeededApp,
-} from '../helpers/fixtures.js'
+} from '../helpers/operability-db.js'
+import { appOver } from '../helpers/test-app.js'
+import { failingStore } from '../helpers/failing-store.js'
 
 /** The OpenAPI document: valid 3.1, generated from the routes, and true of real responses. */
 

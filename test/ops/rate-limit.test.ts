@@ -10,12 +10,12 @@ import {
   ALICE_SESSION,
   BOB_SESSION,
   UNKNOWN_SESSION,
-  appOver,
   sessionCookieHeaders,
   openSeeded,
   seedDocument,
   type Seeded,
-} from '../helpers/fixtures.js'
+} from '../helpers/operability-db.js'
+import { appOver } from '../helpers/test-app.js'
 
 /** Per-session rate limiting of /v1/folders (README "Configuration": RATE_LIMIT_PER_MINUTE). */
 

@@ -9,12 +9,12 @@ import { TEST_SETTINGS } from '../helpers/backends.js'
 import {
   ALICE,
   ALICE_SESSION,
-  appOver,
   PROJECTS,
   ROOT_FOLDERS,
   seedDocument,
   sessionCookieHeaders,
-} from '../helpers/fixtures.js'
+} from '../helpers/operability-db.js'
+import { appOver } from '../helpers/test-app.js'
 import { sleep } from '../helpers/load.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
 import {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
-import { appOver } from '../../helpers/fixtures.js'
+import { appOver } from '../../helpers/test-app.js'
 import { validateImport } from '../../../src/import/validate-import.js'
 import type { Backend } from '../../helpers/backends.js'
 import { openRawSql } from '../../helpers/raw-sql.js'

@@ -1,24 +1,16 @@
-import { createHash, randomBytes } from 'node:crypto'
-import { after, before } from 'node:test'
-import type { FastifyInstance, FastifyServerOptions, LightMyRequestResponse } from 'fastify'
-import { buildApp, type AppConfig } from '../../src/app.js'
-import { loadConfig } from '../../src/config.js'
 import type { ImportFileData } from '../../src/import/import-schema.js'
 import { validateImport } from '../../src/import/validate-import.js'
-import type { FolderRow, ImportCounts, ServingStore, Store } from '../../src/store/store.js'
+import type { FolderRow, ImportCounts, Store } from '../../src/store/store.js'
 import { compareCodePoints } from '../../bench/code-points.js'
-import { openStore } from '../../src/store/open-store.js'
-import { sqliteBackend, TEST_SETTINGS, type Backend } from './backends.js'
+import type { Backend } from './backends.js'
+import { hashedUuid, uuid } from './ids.js'
+import { appFor, type TestApp } from './test-app.js'
 
 /**
- * The test fixtures, and the one test app builder (`appOver`). Three data sets, each sized
- * for its suites: the contract data set (below), the operability suites' small database
- * (ALICE, BOB, ... further down) and generated data for the process and fault runs
- * (`faultData`, at the end).
- *
- * The contract data set, for the contract suites (Store and HTTP), is written as an import
- * document (docs/api.md "Import format") and loaded through validateImport + Store.importData, plus
- * the expected answers computed from it independently of any backend.
+ * The contract data set, for the contract suites (Store and HTTP): users, sessions, a
+ * folder tree and files, written as an import document (docs/api.md "Import format") and
+ * loaded through validateImport + Store.importData, plus the expected answers computed from
+ * it independently of any backend.
  */
 
 /** The instant the store suites pass as `now`; HTTP tests run at the real clock. */
@@ -29,20 +21,6 @@ export const BOUNDARY = Date.parse('2026-06-01T00:00:00.000Z')
 
 const FAR_FUTURE = '2100-01-01T00:00:00.000Z'
 const PAST = '2020-01-01T00:00:00.000Z'
-
-/** `prefix-0000-4000-8000-<n as 12 hex digits>`: readable ids whose byte order follows n. */
-export function uuid(prefix: string, n: number): string {
-  return `${prefix}-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
-}
-
-/** A well-spread, deterministic UUID (v4 layout) derived from a label. */
-export function hashedUuid(label: string): string {
-  const h = createHash('sha256').update(label).digest('hex')
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`
-}
-
-/** Shared with the bench, whose data set is ordered by the same rule. */
-export { compareCodePoints }
 
 /** docs/api.md "Order": name (code point), then created_at, then id. */
 export function compareFolders(a: FixtureFolder, b: FixtureFolder): number {
@@ -338,65 +316,6 @@ export function toBody(f: FixtureFolder) {
   }
 }
 
-/* ------------------------------------------------------------------ HTTP side */
-
-export interface TestApp {
-  app: FastifyInstance
-  store: Store
-  /** the URL that opens the same database again */
-  url: string
-  backend: Backend['name']
-  close(): Promise<void>
-}
-
-/**
- * THE test app: the HTTP app over any store (a real one or a failing wrapper), ready, with
- * the service's defaults except that it is silent and not rate limited. A suite states what
- * it changes from that in `overrides` (and passes a logger to read the log).
- */
-export async function appOver(
-  store: ServingStore,
-  overrides: Partial<AppConfig> = {},
-  logger: FastifyServerOptions['logger'] = false,
-): Promise<FastifyInstance> {
-  const config = {
-    ...loadConfig({}),
-    logLevel: 'silent',
-    rateLimitPerMinute: 0,
-    authFailuresPerMinute: 0,
-    ...overrides,
-  }
-  const app = await buildApp({ store, config, logger })
-  await app.ready()
-  return app
-}
-
-/** A fresh, empty store of `backend` and the app over it. */
-export async function appFor(backend: Backend): Promise<TestApp> {
-  const opened = await backend.open()
-  const { store, url } = opened
-  let app: FastifyInstance
-  try {
-    app = await appOver(store)
-  } catch (error) {
-    await opened.cleanup()
-    throw error
-  }
-  return {
-    app,
-    store,
-    url,
-    backend: backend.name,
-    async close() {
-      try {
-        await app.close()
-      } finally {
-        await opened.cleanup()
-      }
-    },
-  }
-}
-
 /** appFor with the whole data set loaded. */
 export async function seededApp(backend: Backend): Promise<TestApp> {
   const t = await appFor(backend)
@@ -407,227 +326,4 @@ export async function seededApp(backend: Backend): Promise<TestApp> {
     throw error
   }
   return t
-}
-
-export function cookie(sessionId: string): string {
-  return `session_id=${sessionId}`
-}
-
-export interface ListRequest {
-  /** a session id, or a whole Cookie header with `cookieHeader` */
-  session?: string
-  cookieHeader?: string
-  /** the raw query string, without `?` */
-  query?: string
-  method?: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS'
-  headers?: Record<string, string>
-  url?: string
-}
-
-export function request(app: FastifyInstance, r: ListRequest = {}): Promise<LightMyRequestResponse> {
-  const headers: Record<string, string> = { ...r.headers }
-  if (r.cookieHeader !== undefined) headers.cookie = r.cookieHeader
-  else if (r.session !== undefined) headers.cookie = cookie(r.session)
-  const path = r.url ?? '/v1/folders'
-  return app.inject({
-    method: r.method ?? 'GET',
-    url: r.query === undefined ? path : `${path}?${r.query}`,
-    headers,
-  })
-}
-
-export interface FolderListJson {
-  folders: ReturnType<typeof toBody>[]
-  total: number
-  page: number
-  limit: number
-}
-
-export interface ProblemJson {
-  type: string
-  title: string
-  status: number
-  code: string
-  detail: string
-  request_id: string
-}
-
-export function listBody(res: LightMyRequestResponse): FolderListJson {
-  return JSON.parse(res.payload) as FolderListJson
-}
-
-export function problemBody(res: LightMyRequestResponse): ProblemJson {
-  return JSON.parse(res.payload) as ProblemJson
-}
-
-/* ------------------------------------------------ the operability suites' small database */
-
-/** A small seeded SQLite database and apps built over it, for the operability suites. */
-
-export const ALICE = '0a11ce00-0000-4000-8000-000000000001'
-export const BOB = '0b0b0000-0000-4000-8000-000000000002'
-export const FROZEN = '0f0f0000-0000-4000-8000-000000000003'
-/** A user without folders. */
-export const CAROL = '0ca20100-0000-4000-8000-000000000004'
-/** Alice's session: a secret that must never reach a log line. */
-export const ALICE_SESSION = '5e551011-a11c-4e00-8000-00000000000a'
-export const BOB_SESSION = '5e551011-b0b0-4e00-8000-00000000000b'
-export const FROZEN_SESSION = '5e551011-f0f0-4e00-8000-00000000000f'
-export const CAROL_SESSION = '5e551011-ca20-4e00-8000-00000000000c'
-export const UNKNOWN_SESSION = '5e551011-dead-4e00-8000-0000000000ff'
-/** Alice's folder "Projects", parent of PROJECT_CHILDREN folders. */
-export const PROJECTS = 'f0000000-0000-4000-8000-000000000001'
-export const ROOT_FOLDERS = 7
-export const PROJECT_CHILDREN = 3
-
-/** Request headers carrying the session cookie, for app.inject. */
-export const sessionCookieHeaders = (session: string) => ({ cookie: cookie(session) })
-
-export function seedDocument(): unknown {
-  const at = '2026-01-01T00:00:00.000Z'
-  const root = Array.from({ length: ROOT_FOLDERS - 1 }, (_, i) => ({
-    name: `Root ${String(i).padStart(2, '0')}`,
-    owner_id: ALICE,
-    folder_id: null,
-    created_at: at,
-    updated_at: at,
-  }))
-  const children = Array.from({ length: PROJECT_CHILDREN }, (_, i) => ({
-    name: `Child ${i}`,
-    owner_id: ALICE,
-    folder_id: PROJECTS,
-    created_at: at,
-    updated_at: at,
-  }))
-  return {
-    users: [
-      { id: ALICE, username: 'alice', email: 'alice@example.org', avatar_url: null },
-      { id: BOB, username: 'bob', avatar_url: 'https://example.org/bob.png' },
-      { id: FROZEN, username: 'frozen', is_suspended: true },
-      { id: CAROL, username: 'carol' },
-    ],
-    sessions: [
-      { id: ALICE_SESSION, user_id: ALICE },
-      { id: BOB_SESSION, user_id: BOB },
-      { id: FROZEN_SESSION, user_id: FROZEN },
-      { id: CAROL_SESSION, user_id: CAROL },
-    ],
-    folders: [
-      { id: PROJECTS, name: 'Projects', owner_id: ALICE, folder_id: null, created_at: at, updated_at: at },
-      ...root,
-      ...children,
-      { name: 'Bob stuff', owner_id: BOB, folder_id: null },
-    ],
-  }
-}
-
-export interface Seeded {
-  store: Store
-  url: string
-  cleanup(): Promise<void>
-}
-
-/** A fresh SQLite database holding {@link seedDocument}. */
-export async function openSeeded(): Promise<Seeded> {
-  const opened = await sqliteBackend.open()
-  await opened.store.importData(validateImport(seedDocument(), Date.now()))
-  return opened
-}
-
-/**
- * Registers hooks that open a seeded database and the app over it before the suite's tests
- * and close both after them; the tests read `ctx.app` and `ctx.seeded`.
- */
-export function useSeededApp(config: Partial<AppConfig> = {}): { app: FastifyInstance; seeded: Seeded } {
-  const ctx = {} as { app: FastifyInstance; seeded: Seeded }
-  before(async () => {
-    ctx.seeded = await openSeeded()
-    ctx.app = await appOver(ctx.seeded.store, config)
-  })
-  after(async () => {
-    await ctx.app.close()
-    await ctx.seeded.cleanup()
-  })
-  return ctx
-}
-
-/**
- * A Store whose every method fails, except those listed in `working` (delegated to
- * `inner`): proves which calls a route makes, and drives the database-down paths.
- */
-export function failingStore(inner: Store, working: (keyof Store)[] = []): Store {
-  return new Proxy(inner, {
-    get(target, property, receiver) {
-      const value: unknown = Reflect.get(target, property, receiver)
-      if (typeof value !== 'function' || property === 'close') return value
-      if (working.includes(property as keyof Store))
-        return (value as (...a: unknown[]) => unknown).bind(target)
-      return () => Promise.reject(new Error(`store.${String(property)} called while the database is down`))
-    },
-  })
-}
-
-/* ------------------------------------------------ generated data for the process runs */
-
-/**
- * A small data set for the fault and soak runs: a few users with live sessions, a root of
- * folders and a few sub-folders each, plus what the load may ask for, expected or not
- * (another user's folder: 404; an unknown session: 401).
- */
-
-export interface FaultData {
-  doc: { users: object[]; sessions: object[]; folders: object[] }
-  /** live sessions, one per user */
-  sessions: string[]
-  /** per user: folder ids that have children */
-  parents: string[][]
-  /** folders per parent (and at each root) */
-  perParent: number
-}
-
-export function faultData(users = 3, perParent = 30): FaultData {
-  const p = randomBytes(4).toString('hex')
-  const id = (kind: string, n: number) => `${p}-0000-4000-${kind}-${n.toString(16).padStart(12, '0')}`
-  const doc: FaultData['doc'] = { users: [], sessions: [], folders: [] }
-  const sessions: string[] = []
-  const parents: string[][] = []
-  let f = 0
-  for (let u = 0; u < users; u++) {
-    const userId = id('8000', u)
-    doc.users.push({ id: userId, username: `load-${p}-${u}`, email: `u${u}@private.example` })
-    sessions.push(id('9000', u))
-    doc.sessions.push({ id: id('9000', u), user_id: userId, expires_at: null })
-    const own: string[] = []
-    for (let i = 0; i < perParent; i++) {
-      const folderId = id('a000', f++)
-      doc.folders.push({ id: folderId, name: `Folder ${i % 7} ${u}`, folder_id: null, owner_id: userId })
-      if (i < 3) own.push(folderId)
-    }
-    for (const parent of own) {
-      for (let i = 0; i < perParent; i++) {
-        doc.folders.push({ id: id('a000', f++), name: `child ${i}`, folder_id: parent, owner_id: userId })
-      }
-    }
-    parents.push(own)
-  }
-  return { doc, sessions, parents, perParent }
-}
-
-/** Imports the data set into the database at `url` (migrating it first). */
-export async function seed(url: string, data: FaultData): Promise<ImportCounts> {
-  const store = await openStore({ ...TEST_SETTINGS, databaseUrl: url })
-  try {
-    return await store.importData(validateImport(data.doc, Date.now()))
-  } finally {
-    await store.close()
-  }
-}
-
-/** A listing path of user `u`: root or one of its parents, page 1 or 2, limit 10 to 30. */
-export function ownPath(data: FaultData, u: number, n: number): string {
-  const parents = data.parents[u % data.parents.length] ?? []
-  const parent = n % 4 === 0 ? undefined : parents[n % parents.length]
-  const query = [`limit=${10 + (n % 3) * 10}`, `page=${1 + (n % 2)}`]
-  if (parent !== undefined) query.push(`folder_id=${parent}`)
-  return `/v1/folders?${query.join('&')}`
 }

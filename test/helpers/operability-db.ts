@@ -1,0 +1,96 @@
+import { after, before } from 'node:test'
+import type { FastifyInstance } from 'fastify'
+import type { AppConfig } from '../../src/app.js'
+import { validateImport } from '../../src/import/validate-import.js'
+import type { Store } from '../../src/store/store.js'
+import { sqliteBackend } from './backends.js'
+import { appOver, cookie } from './test-app.js'
+
+/** A small seeded SQLite database and apps built over it, for the operability suites. */
+
+export const ALICE = '0a11ce00-0000-4000-8000-000000000001'
+export const BOB = '0b0b0000-0000-4000-8000-000000000002'
+export const FROZEN = '0f0f0000-0000-4000-8000-000000000003'
+/** A user without folders. */
+export const CAROL = '0ca20100-0000-4000-8000-000000000004'
+/** Alice's session: a secret that must never reach a log line. */
+export const ALICE_SESSION = '5e551011-a11c-4e00-8000-00000000000a'
+export const BOB_SESSION = '5e551011-b0b0-4e00-8000-00000000000b'
+export const FROZEN_SESSION = '5e551011-f0f0-4e00-8000-00000000000f'
+export const CAROL_SESSION = '5e551011-ca20-4e00-8000-00000000000c'
+export const UNKNOWN_SESSION = '5e551011-dead-4e00-8000-0000000000ff'
+/** Alice's folder "Projects", parent of PROJECT_CHILDREN folders. */
+export const PROJECTS = 'f0000000-0000-4000-8000-000000000001'
+export const ROOT_FOLDERS = 7
+export const PROJECT_CHILDREN = 3
+
+/** Request headers carrying the session cookie, for app.inject. */
+export const sessionCookieHeaders = (session: string) => ({ cookie: cookie(session) })
+
+export function seedDocument(): unknown {
+  const at = '2026-01-01T00:00:00.000Z'
+  const root = Array.from({ length: ROOT_FOLDERS - 1 }, (_, i) => ({
+    name: `Root ${String(i).padStart(2, '0')}`,
+    owner_id: ALICE,
+    folder_id: null,
+    created_at: at,
+    updated_at: at,
+  }))
+  const children = Array.from({ length: PROJECT_CHILDREN }, (_, i) => ({
+    name: `Child ${i}`,
+    owner_id: ALICE,
+    folder_id: PROJECTS,
+    created_at: at,
+    updated_at: at,
+  }))
+  return {
+    users: [
+      { id: ALICE, username: 'alice', email: 'alice@example.org', avatar_url: null },
+      { id: BOB, username: 'bob', avatar_url: 'https://example.org/bob.png' },
+      { id: FROZEN, username: 'frozen', is_suspended: true },
+      { id: CAROL, username: 'carol' },
+    ],
+    sessions: [
+      { id: ALICE_SESSION, user_id: ALICE },
+      { id: BOB_SESSION, user_id: BOB },
+      { id: FROZEN_SESSION, user_id: FROZEN },
+      { id: CAROL_SESSION, user_id: CAROL },
+    ],
+    folders: [
+      { id: PROJECTS, name: 'Projects', owner_id: ALICE, folder_id: null, created_at: at, updated_at: at },
+      ...root,
+      ...children,
+      { name: 'Bob stuff', owner_id: BOB, folder_id: null },
+    ],
+  }
+}
+
+export interface Seeded {
+  store: Store
+  url: string
+  cleanup(): Promise<void>
+}
+
+/** A fresh SQLite database holding {@link seedDocument}. */
+export async function openSeeded(): Promise<Seeded> {
+  const opened = await sqliteBackend.open()
+  await opened.store.importData(validateImport(seedDocument(), Date.now()))
+  return opened
+}
+
+/**
+ * Registers hooks that open a seeded database and the app over it before the suite's tests
+ * and close both after them; the tests read `ctx.app` and `ctx.seeded`.
+ */
+export function useSeededApp(config: Partial<AppConfig> = {}): { app: FastifyInstance; seeded: Seeded } {
+  const ctx = {} as { app: FastifyInstance; seeded: Seeded }
+  before(async () => {
+    ctx.seeded = await openSeeded()
+    ctx.app = await appOver(ctx.seeded.store, config)
+  })
+  after(async () => {
+    await ctx.app.close()
+    await ctx.seeded.cleanup()
+  })
+  return ctx
+}
