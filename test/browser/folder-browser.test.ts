@@ -8,7 +8,8 @@ import { BROWSER_CSP } from '../../src/routes/browser.js'
 import { allBackends } from '../helpers/backends.js'
 import { insertLiveFolder, openRawSql } from '../helpers/raw-sql.js'
 import { serveBackend, type ServedBackend } from '../helpers/served-backend.js'
-import { ROOT, runCli } from '../helpers/cli.js'
+import { ROOT } from '../helpers/build.js'
+import { runCli } from '../helpers/cli.js'
 
 /**
  * The folder browser at `/` in a real headless Chromium (Debian's `chromium`, driven by

@@ -8,7 +8,8 @@ import Database from 'better-sqlite3'
 import { faultData, seed } from '../helpers/fault-data.js'
 import { childEnv, startNode } from '../helpers/child-process.js'
 import { assertOneLineError } from '../helpers/cli-asserts.js'
-import { ROOT, runCli, startService, type CliResult } from '../helpers/cli.js'
+import { ROOT } from '../helpers/build.js'
+import { runCli, startService, type CliResult } from '../helpers/cli.js'
 
 /**
  * SQLite faults seen through the built CLI, as an operator meets them: a database path that

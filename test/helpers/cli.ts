@@ -21,8 +21,6 @@ import {
  * when stopped, SIGTERM then SIGKILL after STOP_GRACE_MS.
  */
 
-export { ROOT }
-
 /** FOLDER_SERVICE_CLI runs the suites against another build (e.g. a deliberately broken copy). */
 const OTHER_CLI = process.env.FOLDER_SERVICE_CLI
 

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { describe, it } from 'node:test'
 import { BROWSER_CSP } from '../../src/routes/browser.js'
-import { ROOT, startService, runCli } from '../helpers/cli.js'
+import { ROOT } from '../helpers/build.js'
+import { startService, runCli } from '../helpers/cli.js'
 import { useSeededApp } from '../helpers/operability-db.js'
 
 /**
