@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { LISTING_SOURCES, type ListingSource, type ListingTable } from '../../src/store/listing-sources.js'
+import { validateImport } from '../../src/import/validate-import.js'
 import { ALL_ROWS, type Store } from '../../src/store/store.js'
 import { allBackends } from '../helpers/backends.js'
 import { appWithRawSql } from '../helpers/counting-store.js'
@@ -210,6 +211,8 @@ for (const backend of allBackends()) {
         before: Snapshot,
         after: Snapshot,
         problems: string[],
+        /** an import resets the feed of each owner it touches instead of logging its rows */
+        feedReset = false,
       ): Promise<string[]> => {
         const changed: string[] = []
         for (const owner of OWNERS) {
@@ -237,7 +240,10 @@ for (const backend of allBackends()) {
               after: { generation: before.generations.get(owner) ?? 0, row: ALL_ROWS },
               limit: 100,
             })
-            if (feed.outcome !== 'changes' || feed.rows.length === 0) {
+            const seen = feedReset
+              ? feed.outcome === 'expired'
+              : feed.outcome === 'changes' && feed.rows.length > 0
+            if (!seen) {
               problems.push(`${what}: ${key} changed, but its change feed shows ${JSON.stringify(feed)}`)
             }
           }
@@ -423,6 +429,29 @@ for (const backend of allBackends()) {
           }
         })
       }
+
+      it('an import (its replay of the lifted triggers) moves the generation of every owner whose listings it changes', async () => {
+        const problems: string[] = []
+        const start = await snapshot(problems)
+        const imported = [uuid('9f200000', 1), uuid('9f200000', 2)]
+        await store.importData(
+          validateImport(
+            {
+              folders: [
+                { id: imported[0], name: 'Imported', owner_id: ALICE, folder_id: DOCS },
+                { id: imported[1], name: 'Imported', owner_id: BOB },
+              ],
+            },
+            T0,
+          ),
+        )
+        const end = await snapshot(problems)
+        const changed = await check('an import', 'listed', new Set(OWNERS), start, end, problems, true)
+        assert.deepEqual(problems, [])
+        for (const listing of [`${ALICE} ${DOCS}`, `${BOB} null`, `${ALICE} ${imported[0]}`]) {
+          assert.ok(changed.includes(listing), `the import changed ${listing}`)
+        }
+      })
     },
   )
 }
