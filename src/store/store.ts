@@ -368,6 +368,14 @@ export interface AdminStore {
   setUserSuspended(userId: string, suspended: boolean, now: number): Promise<boolean>
   /** Ends a session; false when no such session. */
   deleteSession(sessionId: string): Promise<boolean>
+  /**
+   * Inserts one folder with a plain INSERT, so the database's own triggers keep the counts
+   * and generation and log it as one change of its parent (followers of that parent get
+   * an upsert). importData would instead reset the owner's change feeds, as an import does.
+   * The parent, when given, must be a live folder of the same owner (the caller checks; the
+   * schema refuses another owner's parent).
+   */
+  addFolder(folder: FolderRecord): Promise<void>
   /** Marks a folder deleted; false when no such live folder. */
   markFolderDeleted(folderId: string, now: number): Promise<boolean>
   /** Every live folder of a user (any depth), ordered like listFolders within a parent. */

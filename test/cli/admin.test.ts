@@ -289,6 +289,26 @@ describe('folder-service user, session, folder', { concurrency: true }, () => {
           assert.deepEqual(await db.names(ERIN_SESSION), ['Docs'])
         })
 
+        it('`folder add` reaches followers of the parent as one upsert, not as a reset of the feed', async () => {
+          const start = await db.store.readChanges({ ownerId: FRANK, parentId: null, after: null, limit: 10 })
+          assert.equal(start.outcome, 'changes')
+          if (start.outcome !== 'changes') return
+          const id = printedId(await cli('folder', 'add', '--user', 'frank', '--name', 'Followed'))
+          const read = await db.store.readChanges({
+            ownerId: FRANK,
+            parentId: null,
+            after: start.present,
+            limit: 10,
+          })
+          assert.equal(read.outcome, 'changes', 'a position from before the add is still valid')
+          if (read.outcome !== 'changes') return
+          assert.deepEqual(
+            read.rows.map((row) => (row.kind === 'folder' ? [row.id, row.folder?.name] : [row.kind])),
+            [[id, 'Followed']],
+          )
+          assert.equal(await db.store.markFolderDeleted(id, Date.now()), true)
+        })
+
         it('`folder add` takes a 255-character name', async () => {
           const name = '\u{1F4C1}'.repeat(255)
           const id = printedId(await cli('folder', 'add', '--user', 'frank', '--name', name))

@@ -208,8 +208,9 @@ function registerFolderCommands(program: Command): void {
           { folders: [{ name: options.name, folder_id: parentId, owner_id: owner.id }] },
           Date.now(),
         )
-        await store.importData(data)
         const created = data.folders[0]?.row as FolderRecord
+        // One change of its parent for the feed's followers; an import would reset the feed.
+        await store.addFolder(created)
         print(
           options.json,
           { id: created.id, name: created.name, folder_id: created.folder_id, owner_id: created.owner_id },

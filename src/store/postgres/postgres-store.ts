@@ -599,6 +599,25 @@ export class PostgresStore implements Store {
     return rows[0] === undefined ? null : toFolderRecord(rows[0])
   }
 
+  async addFolder(folder: FolderRecord): Promise<void> {
+    await this.db.query(
+      {
+        text: `INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at)
+               VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7::timestamptz)`,
+        values: [
+          folder.id,
+          folder.name,
+          folder.folder_id,
+          folder.owner_id,
+          folder.is_deleted,
+          formatTimestamp(folder.created_at),
+          formatTimestamp(folder.updated_at),
+        ],
+      },
+      WRITE,
+    )
+  }
+
   async markFolderDeleted(folderId: string, now: number): Promise<boolean> {
     if (!isStoredId(folderId)) return false
     const { rowCount } = await this.db.query(

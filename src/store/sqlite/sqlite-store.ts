@@ -429,6 +429,25 @@ export class SqliteStore implements Store {
     })
   }
 
+  addFolder(folder: FolderRecord): Promise<void> {
+    return this.run(() => {
+      this.db
+        .prepare(
+          `INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          folder.id,
+          folder.name,
+          folder.folder_id,
+          folder.owner_id,
+          folder.is_deleted ? 1 : 0,
+          folder.created_at,
+          folder.updated_at,
+        )
+    })
+  }
+
   markFolderDeleted(folderId: string, now: number): Promise<boolean> {
     return this.run(
       () =>
