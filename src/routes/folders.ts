@@ -80,7 +80,7 @@ export const foldersRoutes: FastifyPluginCallbackTypebox<FoldersRouteOptions> = 
     async (request, reply) => {
       const user = request.sessionUser
       const query = listingQuery(request.query)
-      // A hit costs no key when the cache is off, and no read, serialisation or hash when on.
+      // Off, the cache costs not even its key; a hit costs no read, serialisation or hash.
       const key = cache.enabled ? listingKey(user, query) : ''
       const cached = cache.enabled ? cache.get(key) : undefined
       if (cached !== undefined) return sendListing(reply, cached)
