@@ -29,6 +29,25 @@ export default tseslint.config(
     },
   },
   {
+    // The listing, the change feed and the Store return outcomes as values; only the routes
+    // and src/http know paths, problems, headers and Fastify (docs/design.md).
+    files: ['src/listing/**', 'src/feed/**', 'src/store/**', 'src/import/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['fastify', 'fastify-plugin'],
+          patterns: [
+            {
+              group: ['**/http/*', '**/routes/*', '@fastify/*'],
+              message: 'HTTP belongs to src/http and src/routes: return an outcome instead.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js'],
     extends: [tseslint.configs.disableTypeChecked],
   },

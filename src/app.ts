@@ -25,7 +25,7 @@ import { docsRoutes } from './routes/docs.js'
 import { foldersRoutes } from './routes/folders.js'
 import { healthRoutes } from './routes/health.js'
 import { metricsRoute } from './routes/metrics.js'
-import { ListingCache } from './listing/listing-cache.js'
+import { ListingCache } from './http/listing-cache.js'
 import { Listings } from './listing/listing.js'
 import { DeploymentSealers } from './listing/token-sealers.js'
 import { ChangesFeed } from './feed/changes.js'
@@ -155,7 +155,8 @@ export async function buildApp({
     const sealers = new DeploymentSealers(timedStore)
     await api.register(foldersRoutes, {
       store: timedStore,
-      listings: new Listings(timedStore, cache, sealers),
+      listings: new Listings(timedStore, sealers),
+      cache,
     })
     const watcher = new ChangeWatcher(timedStore, {
       intervalMs: config.longPollIntervalMs ?? DEFAULT_LONG_POLL_INTERVAL_MS,

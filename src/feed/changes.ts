@@ -26,8 +26,6 @@ import type { ChangeWatcher, Hold } from './watcher.js'
  * outcome is a value; the route turns them into 200, 404, 400, 410 and 429.
  */
 
-export const CHANGES_PATH = '/v1/folders/changes'
-
 /** What a changes request asks for, after validation: limit clamped, folder id lower-cased. */
 export interface ChangesRequest {
   /** null: the root */

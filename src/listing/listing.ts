@@ -1,8 +1,6 @@
-import { strongEtag } from '../http/conditional-get.js'
 import { normaliseUuid } from '../ids.js'
 import type { FolderListBody } from '../schemas/folder.js'
 import { DEFAULT_LIMIT, MAX_LIMIT, type ListFoldersQueryString } from '../schemas/list-folders-query.js'
-import { problems } from '../http/problems.js'
 import type {
   FolderKey,
   FolderRow,
@@ -16,17 +14,14 @@ import { changesBinding } from '../feed/changes-cursor.js'
 import { ALL_ROWS } from '../store/store.js'
 import { type CursorSealer, cursorBinding, nameDigest, type OpenedCursor, type Seek } from './cursor.js'
 import { DeploymentSealers } from './token-sealers.js'
-import type { CachedListing, ListingCache } from './listing-cache.js'
-import { paginationLinks, type PageLinks } from './pagination-links.js'
 import { adjacentKey } from './adjacent-key.js'
 
 /**
- * The listing of GET /v1/folders, assembled once and kept: the Store's rows become the
- * response body (serialised through the route's 200 schema), its strong ETag and its Link
- * header, cached under the owner's listing generation (see listing-cache.ts).
+ * The folder listing, knowing nothing of HTTP: the Store's rows become the page (its body
+ * and where it sits among its neighbours, with sealed continuation tokens), or an outcome
+ * that is not a page. Every outcome is a value; the route turns them into the 200 (bytes,
+ * ETag, Link), 400 and 404, and keeps the finished answers under `listingKey`.
  */
-
-export const LIST_PATH = '/v1/folders'
 
 /** What a listing request asks for, after validation: limit clamped, folder id lower-cased. */
 export interface ListingQuery {
@@ -38,8 +33,51 @@ export interface ListingQuery {
   cursor: string | null
 }
 
-/** The route's 200 serialiser: only the fields of the FolderList schema reach the bytes. */
-export type SerializeListing = (body: FolderListBody) => string
+/**
+ * Where a page sits, which is what the links to its neighbours and to the changes feed are
+ * made from.
+ */
+export interface PageNavigation {
+  parentId: string | null
+  page: number
+  limit: number
+  total: number
+  /**
+   * Continuation tokens of the next and prev pages (null: no such page); absent on an
+   * offset page without folders, whose neighbours are plain offset pages.
+   */
+  cursors?: { next: string | null; prev: string | null }
+  /** the changes cursor of the point the page was read at (absent: none offered) */
+  changes?: string
+}
+
+export interface ListingPage {
+  body: FolderListBody
+  navigation: PageNavigation
+}
+
+export type ListingOutcome =
+  | { outcome: 'page'; page: ListingPage }
+  /** the parent is not a live folder of the user's: missing, foreign or deleted alike */
+  | { outcome: 'parent-not-found' }
+  /** a cursor this deployment did not seal for this user and parent */
+  | { outcome: 'cursor-invalid' }
+
+const PARENT_NOT_FOUND: ListingOutcome = { outcome: 'parent-not-found' }
+const CURSOR_INVALID: ListingOutcome = { outcome: 'cursor-invalid' }
+
+/**
+ * What identifies one listing answer: requests with the same key get the same answer, so a
+ * finished answer may be kept under it. Correctness rests on the key, not on expiry: it
+ * holds the owner's listing generation, which the database changes in the same transaction
+ * as any write that a listing of that owner could show (see the generation migrations), and
+ * which is read with the session on every request. A write therefore makes every answer kept
+ * for that owner under an older generation unreachable at once, on every instance, whoever
+ * wrote. The generation is read before the data, so an answer is never older than its key.
+ */
+export function listingKey(user: SessionUser, { parentId, page, limit, cursor }: ListingQuery): string {
+  return `${user.id} ${user.generation} ${parentId ?? ''} ${page} ${limit} ${cursor ?? ''}`
+}
 
 export function listingQuery({ folder_id, page, limit, cursor }: ListFoldersQueryString): ListingQuery {
   return {
@@ -88,7 +126,6 @@ export class Listings {
       ServingStore,
       'listFolders' | 'findFolder' | 'cursorKey' | 'listingCheckpoints'
     >,
-    private readonly cache: ListingCache,
     private readonly sealers = new DeploymentSealers(store),
   ) {}
 
@@ -123,29 +160,16 @@ export class Listings {
   }
 
   /**
-   * The finished answer for `user`'s listing; null when the parent is not a live folder of
-   * theirs (missing, foreign or deleted: one answer). The generation read with the session
-   * is at least as old as the data read after it, so an entry is never older than its key.
-   * A cursor that this deployment did not seal for this user and parent is a 400, checked
-   * before the parent (the check order of docs/api.md: 400 before 404).
+   * `user`'s page of the listing `query` asks for. The cursor is checked before the parent
+   * (the check order of docs/api.md: 400 before 404).
    */
-  async answer(
-    user: SessionUser,
-    query: ListingQuery,
-    serialize: SerializeListing,
-  ): Promise<CachedListing | null> {
+  async read(user: SessionUser, query: ListingQuery): Promise<ListingOutcome> {
     const { parentId, page, limit, cursor } = query
-    const key = this.cache.enabled
-      ? `${user.id} ${user.generation} ${parentId ?? ''} ${page} ${limit} ${cursor ?? ''}`
-      : ''
-    const cached = this.cache.enabled ? this.cache.get(key) : undefined
-    if (cached !== undefined) return cached
-
     const binding = cursorBinding(user.id, parentId)
     let seek: ListFoldersQuery['seek']
     if (cursor !== null) {
       const opened = (await this.sealers.get()).listing.open(cursor, binding)
-      if (opened === null) throw problems.invalidParameter('cursor')
+      if (opened === null) return CURSOR_INVALID
       seek = await this.resolve(opened)
     } else if ((page - 1) * limit >= DEEP_OFFSET) {
       seek = await this.checkpointSeek(user, parentId, (page - 1) * limit)
@@ -159,27 +183,25 @@ export class Listings {
       seek,
       minGeneration: user.generation,
     })
-    if (result === null) return null
+    if (result === null) return PARENT_NOT_FOUND
     // Every listed folder belongs to the session's user, so one owner object serves all.
     const owner: OwnerInfo = { id: user.id, username: user.username, avatar_url: user.avatar_url }
-    const body = Buffer.from(
-      serialize({
-        folders: result.folders.map((row) => toFolderBody(row, owner)),
-        total: result.total,
-        page,
-        limit,
-      }),
-    )
+    const body: FolderListBody = {
+      folders: result.folders.map((row) => toFolderBody(row, owner)),
+      total: result.total,
+      page,
+      limit,
+    }
     const first = result.folders[0]
     const last = result.folders.at(-1)
     const sealers = await this.sealers.get()
-    // The point this answer was read at, as the cache keys it: following changes from there
+    // The point this page was read at, as listingKey keys it: following changes from there
     // repairs whatever changed while the client was paging (docs/api.md "Changes").
     const changes = sealers.changes.seal(
       { generation: user.generation, row: ALL_ROWS },
       changesBinding(user.id, parentId),
     )
-    const links: PageLinks = { parentId, page, limit, total: result.total, changes }
+    const navigation: PageNavigation = { parentId, page, limit, total: result.total, changes }
     if (first !== undefined && last !== undefined) {
       const sealer = sealers.listing
       // Which neighbours exist: offset pages know from the total; cursor pages from the
@@ -189,30 +211,28 @@ export class Listings {
           ? page < Math.ceil(result.total / limit)
           : seek?.direction === 'before' || result.more === true
       const hasPrev = cursor === null || seek?.direction === 'after' ? page > 1 : result.more === true
-      links.cursors = {
+      navigation.cursors = {
         next: hasNext ? sealer.seal('after', keyOf(last), binding) : null,
         prev: hasPrev ? sealer.seal('before', keyOf(first), binding) : null,
       }
     } else if (cursor !== null && seek !== undefined) {
-      links.cursors = this.emptyPageCursors(sealers.listing, seek, binding)
+      navigation.cursors = this.emptyPageCursors(sealers.listing, seek, binding)
     }
-    const listing = { body, etag: strongEtag(body), link: paginationLinks(LIST_PATH, links) }
-    if (this.cache.enabled) this.cache.set(key, listing)
-    return listing
+    return { outcome: 'page', page: { body, navigation } }
   }
 
   /**
-   * The links of a page reached by a token that came back empty: nothing lies beyond the
-   * boundary in the token's direction, so no link that way; the way back starts right
-   * beside the boundary, so it reads the boundary folder too (the page before an empty
-   * `next` page ends at the folder the walk last saw). Offset links here would restart the
-   * count under data that has changed, and list folders again.
+   * The neighbours of a page reached by a token that came back empty: nothing lies beyond
+   * the boundary in the token's direction, so no neighbour that way; the way back starts
+   * right beside the boundary, so it reads the boundary folder too (the page before an empty
+   * `next` page ends at the folder the walk last saw). Offset neighbours here would restart
+   * the count under data that has changed, and list folders again.
    */
   private emptyPageCursors(
     sealer: CursorSealer,
     { direction, key }: Seek,
     binding: string,
-  ): PageLinks['cursors'] {
+  ): PageNavigation['cursors'] {
     const back = sealer.seal(direction === 'after' ? 'before' : 'after', adjacentKey(key, direction), binding)
     return direction === 'after' ? { next: null, prev: back } : { next: back, prev: null }
   }

@@ -8,9 +8,13 @@ import { authenticate } from '../http/auth.js'
 import { JSON_CONTENT_TYPE, serializedText } from '../http/serialized.js'
 import { problems } from '../http/problems.js'
 import { refuseOtherMethods } from '../http/method-not-allowed.js'
-import { CHANGES_PATH, changesRequest, type ChangesFeed } from '../feed/changes.js'
+import { changesRequest, type ChangesFeed } from '../feed/changes.js'
+import { LIST_PATH } from './folders.js'
 
 /** GET /v1/folders/changes: what changed among the direct sub-folders of one parent. */
+
+/** Where a listing's rel="changes" link points (see http/pagination-links.ts). */
+export const CHANGES_PATH = `${LIST_PATH}/changes`
 
 export interface ChangesRouteOptions {
   /** authenticates every request (the session lookup also reads the listing generation) */

@@ -1,28 +1,42 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox'
 import type { ServingStore } from '../store/store.js'
-import { FolderList, type FolderListBody } from '../schemas/folder.js'
+import { FolderList } from '../schemas/folder.js'
 import { Problem } from '../schemas/problem.js'
 import { refTo } from '../schemas/ref.js'
 import { ListFoldersQuery } from '../schemas/list-folders-query.js'
 import { authenticate } from '../http/auth.js'
-import { conditionalGet } from '../http/conditional-get.js'
+import { conditionalGet, strongEtag } from '../http/conditional-get.js'
 import { JSON_CONTENT_TYPE, serializedText } from '../http/serialized.js'
 import type { FastifyReply } from 'fastify'
-import type { CachedListing } from '../listing/listing-cache.js'
-import { LIST_PATH, listingQuery, type Listings } from '../listing/listing.js'
+import type { CachedListing, ListingCache } from '../http/listing-cache.js'
+import { paginationLinks } from '../http/pagination-links.js'
+import { listingKey, listingQuery, type ListingPage, type Listings } from '../listing/listing.js'
 import { problems } from '../http/problems.js'
 import { refuseOtherMethods } from '../http/method-not-allowed.js'
 
 /** GET /v1/folders: the direct sub-folders of one parent, for the session's user. */
 
+export const LIST_PATH = '/v1/folders'
+
 export interface FoldersRouteOptions {
   /** authenticates every request (the session lookup also reads the listing generation) */
   store: Pick<ServingStore, 'findSessionUser'>
-  /** assembles and caches the answers (see listing/listing.ts) */
+  /** reads the pages (see listing/listing.ts) */
   listings: Listings
+  /** the finished answers, under the listing's key */
+  cache: ListingCache
 }
 
 const LISTING_METHODS = ['GET', 'HEAD']
+
+/**
+ * A page as it is sent and kept: serialised through the route's 200 schema (only the fields
+ * of FolderList reach the bytes), its strong ETag and its Link header.
+ */
+function finishedListing(reply: FastifyReply, { body, navigation }: ListingPage): CachedListing {
+  const bytes = Buffer.from(serializedText(reply, body))
+  return { body: bytes, etag: strongEtag(bytes), link: paginationLinks(LIST_PATH, navigation) }
+}
 
 /** Sends finished bytes; the ETag is preset, so the conditional-GET hook does not hash again. */
 function sendListing(reply: FastifyReply, listing: CachedListing): FastifyReply {
@@ -55,7 +69,7 @@ export const listFoldersSchema = {
 
 export const foldersRoutes: FastifyPluginCallbackTypebox<FoldersRouteOptions> = (
   app,
-  { store, listings },
+  { store, listings, cache },
   done,
 ) => {
   app.addHook('onSend', conditionalGet)
@@ -64,10 +78,24 @@ export const foldersRoutes: FastifyPluginCallbackTypebox<FoldersRouteOptions> = 
     LIST_PATH,
     { schema: listFoldersSchema, onRequest: authenticate(store) },
     async (request, reply) => {
-      const serialize = (body: FolderListBody) => serializedText(reply, body)
-      const listing = await listings.answer(request.sessionUser, listingQuery(request.query), serialize)
-      if (listing === null) throw problems.folderNotFound()
-      return sendListing(reply, listing)
+      const user = request.sessionUser
+      const query = listingQuery(request.query)
+      // Off, the cache costs not even its key; a hit costs no read, serialisation or hash.
+      const key = cache.enabled ? listingKey(user, query) : ''
+      const cached = cache.enabled ? cache.get(key) : undefined
+      if (cached !== undefined) return sendListing(reply, cached)
+      const read = await listings.read(user, query)
+      switch (read.outcome) {
+        case 'cursor-invalid':
+          throw problems.invalidParameter('cursor')
+        case 'parent-not-found':
+          throw problems.folderNotFound()
+        case 'page': {
+          const listing = finishedListing(reply, read.page)
+          if (cache.enabled) cache.set(key, listing)
+          return sendListing(reply, listing)
+        }
+      }
     },
   )
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { paginationLinks } from '../../src/listing/pagination-links.js'
+import { paginationLinks } from '../../src/http/pagination-links.js'
 import {
   ALICE_SESSION,
   CAROL_SESSION,

@@ -6,6 +6,7 @@ import { checkStaged, placeFolders, type StagingConnection } from '../staged-imp
 import type { FolderRecord, ImportCounts, ImportItem, ImportKind, ImportSource } from '../store.js'
 import type { Client } from './postgres-connections.js'
 import { NEXT_GENERATION } from './postgres-migrations.js'
+import { importReplay } from '../import-replay.js'
 
 /**
  * Store.importStream for PostgreSQL, inside the caller's transaction. Records are streamed
@@ -59,44 +60,30 @@ const STAGING_INDEXES = `
 /** Epoch milliseconds (staged as int8, cheaper to write than text) as timestamptz(3). */
 const at = (column: string) => `'epoch'::timestamptz + ${column} * interval '1 millisecond'`
 
+/** The counts, generations and change log of the copy, set-based (import-replay.ts). */
+const REPLAY = importReplay({
+  live: (alias) => `NOT ${alias}.is_deleted`,
+  nextGeneration: NEXT_GENERATION,
+  logOwners: (kind, where) => `
+    INSERT INTO folder_changes (owner_id, generation, kind)
+      SELECT id, listing_generation, '${kind}' FROM users WHERE ${where} ORDER BY id;`,
+})
+
 const COPY_INTO_TABLES = `
   INSERT INTO users (id, username, email, avatar_url, password_hash, is_suspended, created_at, updated_at)
     SELECT id, username, email, avatar_url, password_hash, is_suspended, ${at('created_at')}, ${at('updated_at')}
       FROM import_users;
   INSERT INTO sessions (id, user_id, created_at, expires_at)
     SELECT id, user_id, ${at('created_at')}, ${at('expires_at')} FROM import_sessions;
-  -- What the lifted triggers (LIFTED_TRIGGERS) would do, once per parent and once per owner:
-  -- a new folder's children are all in the file (a stored folder cannot name a new one as
-  -- its parent), so its count is taken as it is copied; stored parents gain theirs after.
-  -- In the listing index's order: that index has the widest entries, and rows in its order
-  -- are appended to it (1,000,000 folders: 14.6 s against 17.8 s in primary key order).
+  -- The lifted triggers' work (LIFTED_TRIGGERS, REPLAY): a new folder's count is taken as it
+  -- is copied. In the listing index's order: that index has the widest entries, and rows in
+  -- its order are appended to it (1,000,000 folders: 14.6 s against 17.8 s in primary key order).
   INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at, child_count)
     SELECT f.id, f.name, f.folder_id, f.owner_id, f.is_deleted, ${at('f.created_at')}, ${at('f.updated_at')},
            coalesce(c.n, 0)
-      FROM import_folders AS f
-      LEFT JOIN (SELECT folder_id, count(*) AS n FROM import_folders
-                  WHERE NOT is_deleted AND folder_id IS NOT NULL GROUP BY folder_id) AS c
-        ON c.folder_id = f.id
+      FROM import_folders AS f LEFT JOIN (${REPLAY.stagedChildCounts}) AS c ON c.folder_id = f.id
      ORDER BY f.owner_id, f.folder_id, f.name, f.created_at, f.id;
-  UPDATE folders AS p SET child_count = p.child_count + c.n
-    FROM (SELECT folder_id, count(*) AS n FROM import_folders AS s
-           WHERE NOT is_deleted AND folder_id IS NOT NULL
-             AND NOT EXISTS (SELECT 1 FROM import_folders AS i WHERE i.id = s.folder_id)
-           GROUP BY folder_id) AS c
-   WHERE p.id = c.folder_id;
-  UPDATE users AS u SET root_folder_count = u.root_folder_count + c.n
-    FROM (SELECT owner_id, count(*) AS n FROM import_folders
-           WHERE NOT is_deleted AND folder_id IS NULL GROUP BY owner_id) AS c
-   WHERE u.id = c.owner_id;
-  -- The generation and change-log triggers, once for the import: every owner it touches
-  -- (a new user, an owner of new folders) gets a new generation and a 'reset' row instead
-  -- of a row per folder, so feed positions from before the import are expired.
-  WITH bumped AS (
-    UPDATE users SET listing_generation = ${NEXT_GENERATION}
-     WHERE id IN (SELECT id FROM import_users UNION SELECT owner_id FROM import_folders)
-    RETURNING id, listing_generation)
-  INSERT INTO folder_changes (owner_id, generation, kind)
-    SELECT id, listing_generation, 'reset' FROM bumped ORDER BY id;
+  ${REPLAY.afterCopy}
   INSERT INTO files (id, name, folder_id, owner_id, size, is_deleted, created_at, updated_at)
     SELECT id, name, folder_id, owner_id, size, is_deleted, ${at('created_at')}, ${at('updated_at')}
       FROM import_files;

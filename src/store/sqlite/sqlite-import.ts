@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3'
 import { checkStaged, placeFolders, type StagingConnection } from '../staged-import-checks.js'
 import { FIRST_GENERATION, logOwners } from './sqlite-migrations.js'
+import { importReplay } from '../import-replay.js'
 import type { FolderRecord, ImportCounts, ImportItem, ImportKind, ImportSource } from '../store.js'
 
 /**
@@ -12,9 +13,10 @@ import type { FolderRecord, ImportCounts, ImportItem, ImportKind, ImportSource }
  * ROWID B-tree likes).
  *
  * The per-row triggers that maintain child counts, listing generations and the change log
- * would run one UPDATE per folder; they are lifted for the copy and their effect applied
- * once per parent and once per owner (the log gets one 'reset' row per owner touched). DDL is transactional in SQLite: other connections never see a
- * trigger missing, and a failed import restores them by rollback.
+ * would run one UPDATE per folder; they are lifted for the copy and their effect replayed
+ * once per parent and once per owner, as the PostgreSQL import does (import-replay.ts). DDL
+ * is transactional in SQLite: other connections never see a trigger missing, and a failed
+ * import restores them by rollback.
  */
 
 const STAGING = `
@@ -83,6 +85,13 @@ function stagedValues(item: ImportItem): unknown[] {
   }
 }
 
+/** The counts, generations and change log of the copy, set-based (import-replay.ts). */
+const REPLAY = importReplay({
+  live: (alias) => `${alias}.is_deleted = 0`,
+  nextGeneration: FIRST_GENERATION,
+  logOwners,
+})
+
 /**
  * The insert triggers of users and folders, lifted for the copy. The import's rows are
  * plain inserts of new ids (the checks refused existing ones), so the REPLACE guards have
@@ -142,34 +151,12 @@ function copyStaged(db: Database.Database): void {
   `)
   const folderIndexes = liftIndexes(db, 'folders')
   db.exec(`
-    -- folders_count_insert: a new folder's children are all in the file (a stored folder
-    -- cannot name a new one as its parent), so its count is taken as it is copied ...
+    -- folders_count_insert: a new folder's count is taken as it is copied (REPLAY).
     INSERT INTO main.folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at, child_count)
-      SELECT f.id, f.name, f.folder_id, f.owner_id, f.is_deleted, f.created_at, f.updated_at,
-             (SELECT count(*) FROM import_folders AS c WHERE c.folder_id = f.id AND c.is_deleted = 0)
-        FROM import_folders AS f ORDER BY f.id;
-
-    -- ... and stored parents gain theirs once per parent, owners of new root folders once per owner.
-    UPDATE main.folders SET child_count = child_count + c.n
-      FROM (SELECT folder_id, count(*) AS n FROM import_folders AS s
-             WHERE is_deleted = 0 AND folder_id IS NOT NULL
-               AND NOT EXISTS (SELECT 1 FROM import_folders AS p WHERE p.id = s.folder_id)
-             GROUP BY folder_id) AS c
-     WHERE folders.id = c.folder_id;
-    UPDATE main.users SET root_folder_count = root_folder_count + c.n
-      FROM (SELECT owner_id, count(*) AS n FROM import_folders
-             WHERE is_deleted = 0 AND folder_id IS NULL GROUP BY owner_id) AS c
-     WHERE users.id = c.owner_id;
-
-    -- The generation and change-log triggers, once for the import: every owner it touches
-    -- (a new user, an owner of new folders) gets a new generation and a 'reset' row instead
-    -- of a row per folder, so feed positions from before the import are expired.
-    CREATE TEMP TABLE import_owners AS
-      SELECT id FROM import_users UNION SELECT owner_id FROM import_folders;
-    UPDATE main.users SET listing_generation = ${FIRST_GENERATION}
-     WHERE id IN (SELECT id FROM import_owners);
-    ${logOwners('reset', 'id IN (SELECT id FROM import_owners)')}
-    DROP TABLE temp.import_owners;
+      SELECT f.id, f.name, f.folder_id, f.owner_id, f.is_deleted, f.created_at, f.updated_at, coalesce(c.n, 0)
+        FROM import_folders AS f LEFT JOIN (${REPLAY.stagedChildCounts}) AS c ON c.folder_id = f.id
+       ORDER BY f.id;
+    ${REPLAY.afterCopy}
   `)
   for (const sql of [...folderIndexes, ...triggers]) if (sql !== undefined) db.exec(sql)
   const fileIndexes = liftIndexes(db, 'files')

@@ -1,14 +1,12 @@
 /**
  * Finished listing answers (body, ETag, Link), least recently used first out, within a
- * byte budget.
+ * byte budget, so that a repeated request costs no Store read, serialisation or hashing.
  *
- * Correctness rests on the key, not on expiry: it holds the owner's listing generation,
- * which the database changes in the same transaction as any write that a listing of that
- * owner could show (see the generation migrations), and which is read with the session on
- * every request. A write therefore makes every older entry of that owner unreachable at
- * once, on every instance, whoever wrote; unreachable entries simply age out. Nothing about
- * authentication is cached: the session, its expiry and the frozen flag are read anew on
- * every request, before the cache is consulted.
+ * Correctness rests on the key, not on expiry: the route files each answer under the
+ * listing's `listingKey`, which holds the owner's listing generation; a write makes every
+ * older entry of that owner unreachable at once, and unreachable entries simply age out.
+ * Nothing about authentication is cached: the session, its expiry and the frozen flag are
+ * read anew on every request, before the cache is consulted.
  */
 
 export interface CachedListing {

@@ -1,24 +1,11 @@
+import type { PageNavigation } from '../listing/listing.js'
 import { MAX_PAGE } from '../schemas/list-folders-query.js'
 
-/** What the Link header of one listing page is made from. */
-export interface PageLinks {
-  parentId: string | null
-  page: number
-  limit: number
-  total: number
-  /**
-   * Continuation tokens for the next and prev links (null: no such link); absent on an
-   * offset page without folders, whose links are plain offset links.
-   */
-  cursors?: { next: string | null; prev: string | null }
-  /** the changes cursor of the point the page was read at: a rel="changes" link to `${path}/changes` */
-  changes?: string
-}
-
 /**
- * RFC 8288 `Link` header of a listing page: first, prev, next and last, as relative URLs
- * that keep folder_id and the effective limit. last is ceil(total / limit), at least 1;
- * first and last are plain offset links.
+ * RFC 8288 `Link` header of a listing page served at `path`: first, prev, next and last,
+ * as relative URLs that keep folder_id and the effective limit. last is ceil(total / limit),
+ * at least 1; first and last are plain offset links. With a changes cursor, a
+ * rel="changes" link to `${path}/changes`.
  *
  * Without cursors (an offset page with no folders): no prev on page 1, no next on the last page or
  * beyond it; beyond the last page, prev points at the last page (the nearest one with
@@ -28,7 +15,7 @@ export interface PageLinks {
  */
 export function paginationLinks(
   path: string,
-  { parentId, page, limit, total, cursors, changes }: PageLinks,
+  { parentId, page, limit, total, cursors, changes }: PageNavigation,
 ): string {
   const base = parentId === null ? `${path}?` : `${path}?folder_id=${parentId}&`
   const link = (target: number, rel: string, cursor: string | null = null) =>
