@@ -7,7 +7,8 @@ import { validateImport } from '../../src/import/validate-import.js'
 import { ALL_ROWS, type Store } from '../../src/store/store.js'
 import { allBackends } from '../helpers/backends.js'
 import { appWithRawSql } from '../helpers/counting-store.js'
-import { appOver, problemBody, request, uuid, type FolderListJson } from '../helpers/fixtures.js'
+import { appOver, problemBody, request, type FolderListJson } from '../helpers/test-app.js'
+import { uuid } from '../helpers/ids.js'
 import {
   openSchemaSql,
   type Cell,
