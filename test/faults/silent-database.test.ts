@@ -21,6 +21,8 @@ const CONNECT_TIMEOUT_MS = 800
 const STATEMENT_TIMEOUT_MS = 800
 /** the client-side query timeout is the statement timeout plus 500 ms of grace (postgres-connections.ts) */
 const CLIENT_GRACE_MS = 500
+/** how long the proxy stays silent in the load test */
+const SILENCE_MS = 6000
 /** room for a loaded CI machine, on top of the configured timeouts */
 const SLACK_MS = 2000
 
@@ -201,7 +203,10 @@ describe('PostgreSQL going silent under load (through a TCP proxy)', { skip: pos
     await sleep(800)
     const silenced = Date.now()
     px.silence()
-    await sleep(3000)
+    // Long enough for each of the 4 connections to make whole requests inside the silence:
+    // the ones in flight when it began end within the bound below (2.1 s), and the next
+    // ones must start and end inside it, even on a loaded machine.
+    await sleep(SILENCE_MS)
     const resumed = Date.now()
     px.resume()
     // Connections that went silent fail within the bound and are replaced; then 200 again.
