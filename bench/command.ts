@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { ensureBuilt } from './build.js'
+import { benchDatabase, redactUrl } from './postgres.js'
 import { stopAllChildren } from './processes.js'
 
 /**
@@ -53,5 +57,54 @@ export async function runBenchCommand(
     })
   } finally {
     await stopAllChildren()
+  }
+}
+
+/** What {@link onEachBackend} runs: one bench phase over one database, printed as it goes. */
+export interface BackendPhase<D, F> {
+  /** names the temporary folder and the SQLite file */
+  name: string
+  backend: BackendChoice
+  postgresUrl: string | null
+  /** users the phase creates in a PostgreSQL database it shares, removed at the end */
+  users: string[]
+  /** writes the phase's data into `tmp`, once for both backends */
+  prepare(tmp: string): D
+  measure(label: string, databaseUrl: string, data: D): Promise<F>
+  report(figures: F): void
+  log(line: string): void
+}
+
+/**
+ * Runs `phase` on SQLite (a file in a temporary folder) and on PostgreSQL (a bench database
+ * of `postgresUrl`) as `backend` asks, returning the figures of each; the temporary folder
+ * and the PostgreSQL users are removed however it ends.
+ */
+export async function onEachBackend<D, F>(phase: BackendPhase<D, F>): Promise<F[]> {
+  const figures: F[] = []
+  const tmp = mkdtempSync(join(tmpdir(), `folder-service-${phase.name}-`))
+  try {
+    const data = phase.prepare(tmp)
+    const run = async (label: string, url: string) => {
+      const result = await phase.measure(label, url, data)
+      figures.push(result)
+      phase.report(result)
+    }
+    if (phase.backend !== 'postgres') await run('SQLite', `sqlite:${join(tmp, `${phase.name}.db`)}`)
+    if (phase.backend !== 'sqlite') {
+      if (phase.postgresUrl === null) phase.log('== PostgreSQL: skipped (no --db and no TEST_DATABASE_URL)')
+      else {
+        const database = await benchDatabase(phase.postgresUrl)
+        try {
+          phase.log(`(PostgreSQL at ${redactUrl(database.url)})`)
+          await run('PostgreSQL', database.url)
+        } finally {
+          await database.dispose(phase.users)
+        }
+      }
+    }
+    return figures
+  } finally {
+    rmSync(tmp, { recursive: true, force: true })
   }
 }

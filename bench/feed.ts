@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { openRawSql } from '../test/helpers/raw-sql.js'
-import { runBenchCommand } from './command.js'
-import { benchDatabase, redactUrl } from './postgres.js'
+import { onEachBackend, runBenchCommand } from './command.js'
 import { readCpuSeconds, readRss } from './process-stats.js'
 import { freePort, HOST, stopChild } from './processes.js'
 import { importData, SERVICE_ENV, startService } from './service.js'
@@ -221,35 +219,22 @@ export async function runFeedBench(settings: {
   postgresUrl: string | null
 }): Promise<FeedFigures[]> {
   const { huge, waiters, backend, postgresUrl } = settings
-  const figures: FeedFigures[] = []
-  const tmp = mkdtempSync(join(tmpdir(), 'folder-service-feed-'))
-  try {
-    const dataFile = join(tmp, 'feed.json')
-    const data = { file: dataFile, folders: writeDataFile(dataFile, huge) }
-    log(
-      `changes feed: one folder of ${huge.toLocaleString('en')} children, ${CHANGES} changes, ${waiters} held requests`,
-    )
-    if (backend !== 'postgres') {
-      figures.push(await measure('SQLite', `sqlite:${join(tmp, 'feed.db')}`, data, waiters))
-      report(figures.at(-1) as FeedFigures)
-    }
-    if (backend !== 'sqlite') {
-      if (postgresUrl === null) log('== PostgreSQL: skipped (no --db and no TEST_DATABASE_URL)')
-      else {
-        const database = await benchDatabase(postgresUrl)
-        try {
-          log(`(PostgreSQL at ${redactUrl(database.url)})`)
-          figures.push(await measure('PostgreSQL', database.url, data, waiters))
-          report(figures.at(-1) as FeedFigures)
-        } finally {
-          await database.dispose([USER])
-        }
-      }
-    }
-    return figures
-  } finally {
-    rmSync(tmp, { recursive: true, force: true })
-  }
+  log(
+    `changes feed: one folder of ${huge.toLocaleString('en')} children, ${CHANGES} changes, ${waiters} held requests`,
+  )
+  return onEachBackend({
+    name: 'feed',
+    backend,
+    postgresUrl,
+    users: [USER],
+    prepare: (tmp) => {
+      const file = join(tmp, 'feed.json')
+      return { file, folders: writeDataFile(file, huge) }
+    },
+    measure: (label, url, data) => measure(label, url, data, waiters),
+    report,
+    log,
+  })
 }
 
 async function main(): Promise<void> {

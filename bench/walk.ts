@@ -1,10 +1,8 @@
-import { writeFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { runBenchCommand } from './command.js'
-import { benchDatabase, redactUrl } from './postgres.js'
+import { onEachBackend, runBenchCommand } from './command.js'
 import { freePort, HOST, stopChild } from './processes.js'
 import { importData, startService } from './service.js'
 
@@ -263,35 +261,22 @@ export async function runWalkBench(settings: {
   postgresUrl: string | null
 }): Promise<WalkFigures[]> {
   const { huge, backend, postgresUrl } = settings
-  const figures: WalkFigures[] = []
-  const tmp = mkdtempSync(join(tmpdir(), 'folder-service-walk-'))
-  try {
-    const dataFile = join(tmp, 'walk.json')
-    const data = { file: dataFile, folders: writeDataFile(dataFile, huge) }
-    log(
-      `walks: one folder of ${huge.toLocaleString('en')} children, ${SMALL_FOLDERS} folders of ${SMALL_CHILDREN}; one connection, every answer uncached`,
-    )
-    if (backend !== 'postgres') {
-      figures.push(await measure('SQLite', `sqlite:${join(tmp, 'walk.db')}`, data, huge))
-      report(figures.at(-1) as WalkFigures)
-    }
-    if (backend !== 'sqlite') {
-      if (postgresUrl === null) log('== PostgreSQL: skipped (no --db and no TEST_DATABASE_URL)')
-      else {
-        const database = await benchDatabase(postgresUrl)
-        try {
-          log(`(PostgreSQL at ${redactUrl(database.url)})`)
-          figures.push(await measure('PostgreSQL', database.url, data, huge))
-          report(figures.at(-1) as WalkFigures)
-        } finally {
-          await database.dispose([USER, VICTIM])
-        }
-      }
-    }
-    return figures
-  } finally {
-    rmSync(tmp, { recursive: true, force: true })
-  }
+  log(
+    `walks: one folder of ${huge.toLocaleString('en')} children, ${SMALL_FOLDERS} folders of ${SMALL_CHILDREN}; one connection, every answer uncached`,
+  )
+  return onEachBackend({
+    name: 'walk',
+    backend,
+    postgresUrl,
+    users: [USER, VICTIM],
+    prepare: (tmp) => {
+      const file = join(tmp, 'walk.json')
+      return { file, folders: writeDataFile(file, huge) }
+    },
+    measure: (label, url, data) => measure(label, url, data, huge),
+    report,
+    log,
+  })
 }
 
 async function main(): Promise<void> {
