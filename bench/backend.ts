@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import {
   alternate,
   FLOOR_KINDS,
@@ -244,7 +244,7 @@ export async function runBackend(
 
   const port = await freePort()
   const profileDir = options.profile
-    ? join(ctx.root, options.outDir, 'profiles', `${backend}-${Date.now()}`)
+    ? join(resolve(ctx.root, options.outDir), 'profiles', `${backend}-${Date.now()}`)
     : null
   if (profileDir !== null) mkdirSync(profileDir, { recursive: true })
   const service = await startService({

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runBackend, type BackendResult } from './backend.js'
 import { ensureBuilt, gitState } from './build.js'
@@ -212,7 +212,7 @@ async function main(): Promise<number> {
   }
 
   const stamp = machine.date.replace(/[:.]/g, '-')
-  const outDir = join(root, options.outDir)
+  const outDir = resolve(root, options.outDir)
   mkdirSync(outDir, { recursive: true })
   const report = {
     machine: { ...machine, loadAverageAtEnd: loadavg() },
@@ -230,7 +230,7 @@ async function main(): Promise<number> {
   const text = `${JSON.stringify(report, null, 2)}\n`
   writeFileSync(join(outDir, `${stamp}.json`), text)
   writeFileSync(join(outDir, 'latest.json'), text)
-  log(`figures: ${join(options.outDir, `${stamp}.json`)} (and latest.json)`)
+  log(`figures: ${join(outDir, `${stamp}.json`)} (and latest.json)`)
   return results.some((r) => 'failed' in r) ? 1 : 0
 }
 
