@@ -9,7 +9,7 @@ import {
 import type { ServingStore } from './store/store.js'
 import { corsPlugin } from './http/cors.js'
 import { drainPlugin } from './http/drain.js'
-import { ParserRejections, frameworkError, hostRequiredPlugin } from './http/early-errors.js'
+import { ParserRejections, frameworkError } from './http/early-errors.js'
 import { AppMetrics, metricsPlugin } from './http/metrics.js'
 import { SHARED_SCHEMAS } from './schemas/shared-schemas.js'
 import { openapiPlugin } from './http/openapi.js'
@@ -17,9 +17,9 @@ import { problemsPlugin } from './http/problems.js'
 import { rateLimitPlugin } from './http/rate-limit.js'
 import { authFailureBudget, authFailureLimitPlugin } from './http/auth-failures.js'
 import { sessionPlugin } from './http/auth.js'
-import { requestIdFor, requestIdPlugin } from './http/request-id.js'
+import { requestIdFor } from './http/request-id.js'
+import { requestBasicsPlugin } from './http/request-basics.js'
 import { RequestLog } from './http/request-log.js'
-import { securityHeadersPlugin } from './http/security-headers.js'
 import { browserRoutes } from './routes/browser.js'
 import { docsRoutes } from './routes/docs.js'
 import { foldersRoutes } from './routes/folders.js'
@@ -117,9 +117,7 @@ export async function buildApp({
 
   // Everything that changes the app is a plugin, registered in the order its hooks run.
   await app.register(sessionPlugin)
-  await app.register(securityHeadersPlugin)
-  await app.register(requestIdPlugin)
-  await app.register(hostRequiredPlugin)
+  await app.register(requestBasicsPlugin)
   await app.register(drainPlugin)
   await app.register(corsPlugin, { origins: config.corsOrigins ?? [] })
 

@@ -1,4 +1,3 @@
-import fp from 'fastify-plugin'
 import { randomUUID } from 'node:crypto'
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
@@ -170,12 +169,3 @@ export function missingHost(request: FastifyRequest): HttpProblem | undefined {
   }
   return undefined
 }
-
-/** Refuses an HTTP/1.1 request without Host, in problem+json, before anything else runs. */
-export const hostRequiredPlugin = fp(
-  (app: FastifyInstance, _options: object, done: (err?: Error) => void) => {
-    app.addHook('onRequest', (request, _reply, next) => next(missingHost(request)))
-    done()
-  },
-  { name: 'host-required' },
-)

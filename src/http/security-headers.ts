@@ -1,15 +1,12 @@
-import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
-
 /**
  * Security headers of a JSON API (OWASP REST Security cheat sheet, "Security headers"):
  * no MIME sniffing, a Content-Security-Policy that allows nothing and no framing (a JSON
  * body is never a page), no referrer, same-origin resource policy, HSTS (browsers ignore
  * it over plain HTTP). The /docs page replaces the CSP for its own routes (routes/docs.ts).
  *
- * A constant set written by one hook rather than @fastify/helmet: that plugin builds a
- * new helmet middleware on every request (measured at several microseconds of CPU per
- * request), while these values never change.
+ * A constant set, written by the request-basics hook (request-basics.ts), rather than
+ * @fastify/helmet: that plugin builds a new helmet middleware on every request (measured
+ * at several microseconds of CPU per request), while these values never change.
  */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
@@ -19,14 +16,3 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze(
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
 })
-
-export const securityHeadersPlugin = fp(
-  (app: FastifyInstance, _options: object, done: (err?: Error) => void) => {
-    app.addHook('onRequest', (_request, reply, next) => {
-      reply.headers(SECURITY_HEADERS)
-      next()
-    })
-    done()
-  },
-  { name: 'security-headers' },
-)
