@@ -10,7 +10,7 @@ import type { ServingStore } from './store/store.js'
 import { corsPlugin } from './http/cors.js'
 import { drainPlugin } from './http/drain.js'
 import { ParserRejections, frameworkError } from './http/early-errors.js'
-import { AppMetrics, metricsPlugin } from './http/metrics.js'
+import { AppMetrics } from './http/metrics.js'
 import { SHARED_SCHEMAS } from './schemas/shared-schemas.js'
 import { openapiPlugin } from './http/openapi.js'
 import { problemsPlugin } from './http/problems.js'
@@ -19,7 +19,8 @@ import { authFailureBudget, authFailureLimitPlugin } from './http/auth-failures.
 import { sessionPlugin } from './http/auth.js'
 import { requestIdFor } from './http/request-id.js'
 import { requestBasicsPlugin } from './http/request-basics.js'
-import { RequestLog } from './http/request-log.js'
+import { RequestCompletion } from './http/request-completion.js'
+import { lazyRequestLogger } from './http/request-logger.js'
 import { browserRoutes } from './routes/browser.js'
 import { docsRoutes } from './routes/docs.js'
 import { foldersRoutes } from './routes/folders.js'
@@ -82,7 +83,9 @@ export const REDACTED_LOG_PATHS = [
 ]
 
 function loggerOptions(logger: AppOptions['logger'], level: string): FastifyServerOptions['logger'] {
-  if (logger === false) return false
+  // Silence is a silent logger, not none: Fastify ends a request through the log
+  // controller, which records its metrics (http/request-completion.ts), only when it has one.
+  if (logger === false) return { level: 'silent' }
   const defaults = { level, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } }
   return typeof logger === 'object' ? { ...defaults, ...logger } : defaults
 }
@@ -97,7 +100,8 @@ export async function buildApp({
   const app = Fastify({
     logger: loggerOptions(logger, config.logLevel),
     genReqId: requestIdFor,
-    logController: new RequestLog(),
+    logController: new RequestCompletion(metrics),
+    childLoggerFactory: lazyRequestLogger,
     trustProxy: typeof config.trustProxy === 'object' ? [...config.trustProxy] : (config.trustProxy ?? false),
     keepAliveTimeout: config.keepAliveTimeoutMs,
     requestTimeout: config.requestTimeoutMs,
@@ -123,7 +127,6 @@ export async function buildApp({
 
   await app.register(problemsPlugin)
 
-  await app.register(metricsPlugin, { metrics })
   const timedStore = metrics.instrument(store)
 
   // Before the routes: the document is built from the routes registered after it.

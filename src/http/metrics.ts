@@ -1,6 +1,4 @@
 import { createServer, STATUS_CODES, type Server } from 'node:http'
-import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { instrumented } from '../store/instrumented-store.js'
 import { FALLBACK_REASONS, type ReadRoutingStats, type ServingStore } from '../store/store.js'
@@ -42,12 +40,6 @@ export const REJECTED_ROUTE = 'rejected'
 
 export class AppMetrics {
   readonly registry = new Registry()
-  private readonly requests = new Counter({
-    name: 'http_requests_total',
-    help: 'HTTP requests answered, by method, route pattern and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [this.registry],
-  })
   private readonly requestSeconds = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'Time from receiving a request to sending the response, by method, route pattern and status',
@@ -55,6 +47,8 @@ export class AppMetrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [this.registry],
   })
+  /** Requests refused before routing, by method and status: counted, not timed. */
+  private readonly rejections = new Map<string, { method: string; status: string; count: number }>()
   private readonly storeSeconds = new Histogram({
     name: 'db_operation_duration_seconds',
     help: 'Duration of Store (database) calls, by operation, backend and outcome',
@@ -66,17 +60,36 @@ export class AppMetrics {
   constructor() {
     // Started with the first app rather than at the first scrape, so lag and GC are observed from the start.
     processMetrics()
+    const { requestSeconds, rejections } = this
+    // Derived at each scrape from the histogram's counts (every answered request is timed
+    // once) and the rejections: one count per request instead of a second series to update.
+    new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status',
+      labelNames: ['method', 'route', 'status'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset()
+        for (const { metricName, labels, value } of (await requestSeconds.get()).values) {
+          if (metricName === 'http_request_duration_seconds_count') this.inc(labels, value)
+        }
+        for (const { method, status, count } of rejections.values()) {
+          this.inc({ method, route: REJECTED_ROUTE, status }, count)
+        }
+      },
+    })
   }
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    const labels = { method, route, status: String(status) }
-    this.requests.inc(labels)
-    this.requestSeconds.observe(labels, seconds)
+    this.requestSeconds.observe({ method, route, status: String(status) }, seconds)
   }
 
   /** A request Node's HTTP server refused before routing: counted, not timed. */
   countRejection(method: string, status: number): void {
-    this.requests.inc({ method, route: REJECTED_ROUTE, status: String(status) })
+    const key = `${method} ${status}`
+    const seen = this.rejections.get(key)
+    if (seen === undefined) this.rejections.set(key, { method, status: String(status), count: 1 })
+    else seen.count++
   }
 
   /** The read routing counters of `store`, copied from it at every scrape. */
@@ -146,22 +159,6 @@ export class AppMetrics {
     return this.registry.contentType
   }
 }
-
-export const metricsPlugin = fp(
-  (app: FastifyInstance, { metrics }: { metrics: AppMetrics }, done: (err?: Error) => void) => {
-    app.addHook('onResponse', (request, reply, next) => {
-      metrics.observeRequest(
-        request.method,
-        request.routeOptions.url ?? UNMATCHED_ROUTE,
-        reply.statusCode,
-        reply.elapsedTime / 1000,
-      )
-      next()
-    })
-    done()
-  },
-  { name: 'metrics' },
-)
 
 /**
  * GET /metrics alone on its own address (METRICS_HOST:METRICS_PORT), so a deployment can
