@@ -27,14 +27,15 @@ export class RequestCompletion extends LogController {
     request: FastifyRequest,
     reply: FastifyReply,
   ): void {
-    const route = request.routeOptions.url ?? UNMATCHED_ROUTE
+    // Fastify builds a new routeOptions object at each read: read it once.
+    const url = request.routeOptions.url
     const elapsedMs = reply.elapsedTime
-    this.metrics.observeRequest(request.method, route, reply.statusCode, elapsedMs / 1000)
+    this.metrics.observeRequest(request.method, url ?? UNMATCHED_ROUTE, reply.statusCode, elapsedMs / 1000)
     // At warn and above no line is written: nothing is built for it.
     if (!error && !REQUEST_LINE_LEVELS.has(reply.log.level)) return
     const line = {
       method: request.method,
-      route: request.routeOptions.url ?? null,
+      route: url ?? null,
       status: reply.statusCode,
       duration_ms: Math.round(elapsedMs * 100) / 100,
     }
