@@ -226,32 +226,17 @@ export class FolderServiceClient {
    * (410): list the folder again and follow its page's `changesCursor`. With `wait`, the
    * request's time limit is `timeoutMs` plus the wait.
    */
-  async changes(params: ChangesParams = {}, options: RequestOptions = {}): Promise<FolderChanges> {
-    const url = this.changesUrl(params)
-    const answer = await this.#request(
-      url,
-      this.#headers,
-      options.signal,
-      this.#timeoutMs + (params.wait ?? 0) * 1000,
-    )
-    const body = parseJson(answer, url, 'the changes answer')
-    const changes = body as Partial<FolderChanges> | null
-    if (
-      !Array.isArray(changes?.changes) ||
-      typeof changes.cursor !== 'string' ||
-      typeof changes.has_more !== 'boolean'
-    ) {
-      throw badResponse(answer.response, url, 'the answer is not a changes body')
-    }
-    return body as FolderChanges
+  changes(params: ChangesParams = {}, options: RequestOptions = {}): Promise<FolderChanges> {
+    return this.#feedAnswer<FolderChanges>(this.changesUrl(params), params.wait, options.signal)
   }
 
   /**
    * Keeps a folder's listing current: lists every page, then follows the changes (long-poll,
    * `wait` seconds per request) from the first page's `changesCursor`, which repairs what
    * changed while paging. Yields batches (see WatchBatch): first a `snapshot`, then one
-   * `changes` batch each time the followed changes reach the present. On 410
-   * CURSOR_EXPIRED it lists again and yields a new `snapshot`. It ends when the consumer
+   * `changes` batch each time the followed changes reach the present (a long backlog comes
+   * in parts, `atPresent: false`). On 410 CURSOR_EXPIRED it lists again (after a growing
+   * pause when 410s repeat) and yields a new `snapshot`. It ends when the consumer
    * stops iterating (`break`) or `options.signal` aborts (then with the signal's reason);
    * any other error ends it with that error, after the usual retries of a 429 or 503.
    *
@@ -259,6 +244,25 @@ export class FolderServiceClient {
    */
   watch(folderId: string | null, options: WatchOptions = {}): AsyncGenerator<WatchBatch> {
     return watchFolder(this, folderId, options)
+  }
+
+  /** One answer of a feed: a JSON object with the `changes` array, `cursor` and `has_more` of both feeds. */
+  async #feedAnswer<Body>(
+    url: string,
+    wait: number | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<Body> {
+    const answer = await this.#request(url, this.#headers, signal, this.#timeoutMs + (wait ?? 0) * 1000)
+    const body = parseJson(answer, url, 'the changes answer')
+    const changes = body as { changes?: unknown; cursor?: unknown; has_more?: unknown } | null
+    if (
+      !Array.isArray(changes?.changes) ||
+      typeof changes.cursor !== 'string' ||
+      typeof changes.has_more !== 'boolean'
+    ) {
+      throw badResponse(answer.response, url, 'the answer is not a changes body')
+    }
+    return body as Body
   }
 
   #url(path: string, query: [string, string | number | null | undefined][]): string {
