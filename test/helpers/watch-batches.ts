@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import type { WatchBatch } from 'folder-service/client'
 
-/** The next batch of a client watch that has one (a watch ends only by error or abort). */
-export async function nextBatch(watch: AsyncGenerator<WatchBatch>): Promise<WatchBatch> {
+/** The next batch of a client watch or tree that has one (they end only by error or abort). */
+export async function nextBatch<Batch = WatchBatch>(watch: AsyncGenerator<Batch>): Promise<Batch> {
   const next = await watch.next()
   assert.equal(next.done, false)
   return next.value
