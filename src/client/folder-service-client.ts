@@ -1,10 +1,12 @@
 import type { Static } from '@sinclair/typebox'
 import type { FolderChanges as FolderChangesSchema } from '../schemas/changes.js'
 import type { Folder as FolderSchema, FolderList as FolderListSchema } from '../schemas/folder.js'
+import type { FolderTreeBody as TreeBody } from '../schemas/tree.js'
 import { readBoundedText } from './bounded-body.js'
 import { asProblem, FolderServiceError, nonsenseAnswer } from './folder-service-error.js'
 import { parseLinkHeader, type PageLinks } from './link-header.js'
 import { MAX_TIMER_MS, retryAfterMs, sleep } from './retry-after.js'
+import { followTree, type TreeBatch, type TreeOptions } from './tree.js'
 import { watchFolder, type WatchBatch, type WatchOptions } from './watch.js'
 
 /**
@@ -26,9 +28,14 @@ export type FolderList = Static<typeof FolderListSchema>
 export type FolderChanges = Static<typeof FolderChangesSchema>
 /** One entry of a changes answer: `upsert`, `remove` or `owner`. */
 export type FolderChange = FolderChanges['changes'][number]
+/** The body of a tree answer (the server's own TypeBox schema). */
+export type FolderTreeBody = TreeBody
+/** One entry of a tree answer: `upsert` (with `previous_folder_id` after a move), `remove` (with its subtree) or `owner`. */
+export type TreeEntry = TreeBody['changes'][number]
 
 export const LIST_FOLDERS_PATH = '/v1/folders'
 export const FOLDER_CHANGES_PATH = '/v1/folders/changes'
+export const FOLDER_TREE_PATH = '/v1/folders/tree'
 const SESSION_ID = /^[0-9A-Fa-f-]{1,64}$/
 const CACHED_PAGES = 100
 /** The service's bound on `wait` (seconds). */
@@ -86,6 +93,17 @@ export interface ChangesParams {
   /** most entries in one answer (the service's default 100 when absent; at most 1000) */
   limit?: number
   /** seconds (0 to 60) the service may hold the answer while nothing follows the cursor */
+  wait?: number
+}
+
+export interface TreeParams {
+  /** the folder whose subtree is followed; absent or null: the user's whole tree */
+  root?: string | null
+  /** from a tree answer; absent: start a new download */
+  cursor?: string
+  /** most entries in one answer (the service's default 100 when absent; at most 1000) */
+  limit?: number
+  /** seconds (0 to 60) the service may hold the answer while nothing is pending */
   wait?: number
 }
 
@@ -172,6 +190,16 @@ export class FolderServiceClient {
     ])
   }
 
+  /** The URL of one tree request. */
+  treeUrl(params: TreeParams = {}): string {
+    return this.#url(FOLDER_TREE_PATH, [
+      ['root', params.root],
+      ['cursor', params.cursor],
+      ['limit', params.limit],
+      ['wait', params.wait],
+    ])
+  }
+
   /** One page of the sub-folders of `folderId` (the root when absent). */
   listFolders(params: ListFoldersParams = {}, options: RequestOptions = {}): Promise<FolderPage> {
     return this.#getPage(this.listFoldersUrl(params), options.signal)
@@ -226,32 +254,27 @@ export class FolderServiceClient {
    * (410): list the folder again and follow its page's `changesCursor`. With `wait`, the
    * request's time limit is `timeoutMs` plus the wait.
    */
-  async changes(params: ChangesParams = {}, options: RequestOptions = {}): Promise<FolderChanges> {
-    const url = this.changesUrl(params)
-    const answer = await this.#request(
-      url,
-      this.#headers,
-      options.signal,
-      this.#timeoutMs + (params.wait ?? 0) * 1000,
-    )
-    const body = parseJson(answer, url, 'the changes answer')
-    const changes = body as Partial<FolderChanges> | null
-    if (
-      !Array.isArray(changes?.changes) ||
-      typeof changes.cursor !== 'string' ||
-      typeof changes.has_more !== 'boolean'
-    ) {
-      throw badResponse(answer.response, url, 'the answer is not a changes body')
-    }
-    return body as FolderChanges
+  changes(params: ChangesParams = {}, options: RequestOptions = {}): Promise<FolderChanges> {
+    return this.#feedAnswer<FolderChanges>(this.changesUrl(params), params.wait, options.signal)
+  }
+
+  /**
+   * One answer of the tree feed (GET /v1/folders/tree): `{ changes, cursor, has_more }`,
+   * typed as TreeEntry. Without `cursor` it starts a new download. A cursor whose changes
+   * are no longer kept is CURSOR_EXPIRED (410): start a new download. With `wait`, the
+   * request's time limit is `timeoutMs` plus the wait.
+   */
+  treeChanges(params: TreeParams = {}, options: RequestOptions = {}): Promise<FolderTreeBody> {
+    return this.#feedAnswer<FolderTreeBody>(this.treeUrl(params), params.wait, options.signal)
   }
 
   /**
    * Keeps a folder's listing current: lists every page, then follows the changes (long-poll,
    * `wait` seconds per request) from the first page's `changesCursor`, which repairs what
    * changed while paging. Yields batches (see WatchBatch): first a `snapshot`, then one
-   * `changes` batch each time the followed changes reach the present. On 410
-   * CURSOR_EXPIRED it lists again and yields a new `snapshot`. It ends when the consumer
+   * `changes` batch each time the followed changes reach the present (a long backlog comes
+   * in parts, `atPresent: false`). On 410 CURSOR_EXPIRED it lists again (after a growing
+   * pause when 410s repeat) and yields a new `snapshot`. It ends when the consumer
    * stops iterating (`break`) or `options.signal` aborts (then with the signal's reason);
    * any other error ends it with that error, after the usual retries of a 429 or 503.
    *
@@ -259,6 +282,39 @@ export class FolderServiceClient {
    */
   watch(folderId: string | null, options: WatchOptions = {}): AsyncGenerator<WatchBatch> {
     return watchFolder(this, folderId, options)
+  }
+
+  /**
+   * Keeps a user's folder tree (or the subtree below `root`) current: downloads it, then
+   * follows it on the same cursor (long-poll, `wait` seconds per request), and yields a
+   * TreeBatch, with the tree kept by id and by parent, for each part of the download and
+   * each time changes arrive. On 410 CURSOR_EXPIRED it downloads again (after a growing
+   * pause when 410s repeat). It ends when the consumer stops iterating or `options.signal`
+   * aborts; any other error ends it with that error, after the usual retries.
+   *
+   *   for await (const { tree, atPresent } of client.tree({ root })) if (atPresent) render(tree)
+   */
+  tree(options: TreeOptions = {}): AsyncGenerator<TreeBatch> {
+    return followTree(this, options)
+  }
+
+  /** One answer of a feed: a JSON object with the `changes` array, `cursor` and `has_more` of both feeds. */
+  async #feedAnswer<Body>(
+    url: string,
+    wait: number | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<Body> {
+    const answer = await this.#request(url, this.#headers, signal, this.#timeoutMs + (wait ?? 0) * 1000)
+    const body = parseJson(answer, url, 'the changes answer')
+    const changes = body as { changes?: unknown; cursor?: unknown; has_more?: unknown } | null
+    if (
+      !Array.isArray(changes?.changes) ||
+      typeof changes.cursor !== 'string' ||
+      typeof changes.has_more !== 'boolean'
+    ) {
+      throw badResponse(answer.response, url, 'the answer is not a changes body')
+    }
+    return body as Body
   }
 
   #url(path: string, query: [string, string | number | null | undefined][]): string {

@@ -7,7 +7,9 @@ import type {
   RequestOptions,
   WalkOptions,
 } from './folder-service-client.js'
-import { FolderServiceError, nonsenseAnswer } from './folder-service-error.js'
+import type { Backoff } from './feed-pacing.js'
+import { nonsenseAnswer } from './folder-service-error.js'
+import { followFeed, restartOnExpiry } from './follow-feed.js'
 import { compareFolders } from './listing-order.js'
 
 /**
@@ -18,17 +20,21 @@ import { compareFolders } from './listing-order.js'
  */
 
 /**
- * What `watch` yields. `folders` is always the whole current listing of the folder (every
- * page), sorted as the listing, exactly as GET /v1/folders returns it at the moment the
- * batch was read; it is a new array each time.
+ * What `watch` yields. `folders` is always the whole folder as replayed so far (every
+ * page), sorted as the listing; it is a new array each time. When `atPresent` is true it is
+ * exactly what GET /v1/folders returns at the moment the batch was read; false means a
+ * backlog is being handed over in parts (at most about 10,000 entries each) and more
+ * follows at once.
  * - `snapshot`: the folder was listed (at the start, and again after a 410 CURSOR_EXPIRED):
  *   replace whatever was shown.
  * - `changes`: the entries of one or more changes answers, in commit order, up to one that
- *   reached the present (has_more: false); never empty. A folder may appear more than once
- *   when the entries span answers (its last entry is its state).
+ *   reached the present (has_more: false) or up to the bound of one part. Empty only when it
+ *   just says that a backlog handed over in parts reached the present. A folder may appear
+ *   more than once when the entries span answers (its last entry is its state).
  */
 export type WatchBatch =
-  { kind: 'snapshot'; folders: Folder[] } | { kind: 'changes'; changes: FolderChange[]; folders: Folder[] }
+  | { kind: 'snapshot'; folders: Folder[]; atPresent: boolean }
+  | { kind: 'changes'; changes: FolderChange[]; folders: Folder[]; atPresent: boolean }
 
 export interface WatchOptions extends RequestOptions {
   /** page size of the listing (the service's default when absent) */
@@ -66,24 +72,22 @@ export class FolderReplica {
   }
 }
 
-const isExpired = (error: unknown) => error instanceof FolderServiceError && error.code === 'CURSOR_EXPIRED'
-
 export async function* watchFolder(
   source: WatchSource,
   folderId: string | null,
   options: WatchOptions,
 ): AsyncGenerator<WatchBatch> {
   const wait = options.wait ?? 30
-  // wait 0 would make the loop below ask again at once, forever, while nothing changes.
+  // wait 0 would make the follow below ask again at once, forever, while nothing changes.
   if (!Number.isInteger(wait) || wait < 1 || wait > 60) throw new RangeError('wait must be 1 to 60 seconds')
   const request = options.signal === undefined ? {} : { signal: options.signal }
   const changesLimit = options.changesLimit === undefined ? {} : { limit: options.changesLimit }
-  /** 410s in a row right after a listing: a second one means the service cannot resume us. */
-  let expiredAfterListing = 0
-  for (;;) {
+  const pageOptions = { ...request, ...(options.limit === undefined ? {} : { limit: options.limit }) }
+
+  /** One listing and the follow of its changes, until a 410 ends it. */
+  async function* listAndFollow(backoff: Backoff): AsyncGenerator<WatchBatch> {
     const replica = new FolderReplica()
     let cursor: string | null = null
-    const pageOptions = { ...request, ...(options.limit === undefined ? {} : { limit: options.limit }) }
     for await (const page of source.pages(folderId, pageOptions)) {
       if (cursor === null) {
         if (page.changesCursor === null) {
@@ -97,40 +101,19 @@ export async function* watchFolder(
       replica.add(page.body.folders)
     }
     if (cursor === null) throw new TypeError('the walk yielded no page') // pages() always yields one
-    try {
-      // The pages were read one after another: catch up to the present before the first batch.
-      cursor = (await drain(0)).cursor
-      expiredAfterListing = 0
-      yield { kind: 'snapshot', folders: replica.sorted() }
-      for (;;) {
-        const batch = await drain(wait)
-        cursor = batch.cursor
-        if (batch.changes.length > 0)
-          yield { kind: 'changes', changes: batch.changes, folders: replica.sorted() }
-      }
-    } catch (error) {
-      if (!isExpired(error) || ++expiredAfterListing > 1) throw error
-      // The changes after the cursor are no longer kept: list again.
-    }
-
-    /** Reads and applies answers from `cursor` until one reaches the present. */
-    async function drain(firstWait: number): Promise<{ changes: FolderChange[]; cursor: string }> {
-      const changes: FolderChange[] = []
-      let from = cursor ?? ''
-      let body = await source.changes({ folderId, cursor: from, wait: firstWait, ...changesLimit }, request)
-      for (;;) {
-        replica.apply(body.changes)
-        changes.push(...body.changes)
-        if (!body.has_more) return { changes, cursor: body.cursor }
-        if (body.cursor === from) {
-          throw nonsenseAnswer(
-            'a changes answer with has_more: true returned the cursor it was asked for',
-            '',
-          )
-        }
-        from = body.cursor
-        body = await source.changes({ folderId, cursor: from, ...changesLimit }, request)
-      }
+    const ask = (from: string | null, wait: number) =>
+      source.changes({ folderId, cursor: from ?? '', wait, ...changesLimit }, request)
+    // The pages were read one after another: the first batch (wait 0) catches up to the
+    // present, and only then is the snapshot shown.
+    let listed = true
+    for await (const batch of followFeed(ask, cursor, { wait, firstWait: 0, backoff, ...request })) {
+      replica.apply(batch.changes)
+      const folders = replica.sorted()
+      if (listed) yield { kind: 'snapshot', folders, atPresent: batch.atPresent }
+      else yield { kind: 'changes', changes: batch.changes, folders, atPresent: batch.atPresent }
+      listed = false
     }
   }
+
+  yield* restartOnExpiry(listAndFollow, options.signal)
 }

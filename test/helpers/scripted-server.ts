@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { after, before, beforeEach } from 'node:test'
 
 /**
  * A node:http server that answers as a test scripts it: the answers a healthy `serve`
@@ -57,4 +58,23 @@ export async function startScriptedServer(): Promise<ScriptedServer> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   scripted.base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   return scripted
+}
+
+/**
+ * The one scripted server of a test file: started before its tests, closed after them, its
+ * record of requests cleared before each test. Call at the top level of the file.
+ */
+export function useScriptedServer(): () => ScriptedServer {
+  let server: ScriptedServer | undefined
+  before(async () => {
+    server = await startScriptedServer()
+  })
+  after(() => server?.close())
+  beforeEach(() => {
+    if (server !== undefined) server.requests.length = 0
+  })
+  return () => {
+    if (server === undefined) throw new Error('the scripted server starts before the tests')
+    return server
+  }
 }

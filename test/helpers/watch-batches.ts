@@ -1,9 +1,31 @@
 import assert from 'node:assert/strict'
 import type { WatchBatch } from 'folder-service/client'
 
-/** The next batch of a client watch that has one (a watch ends only by error or abort). */
-export async function nextBatch(watch: AsyncGenerator<WatchBatch>): Promise<WatchBatch> {
+/** The next batch of a client watch or tree that has one (they end only by error or abort). */
+export async function nextBatch<Batch = WatchBatch>(watch: AsyncGenerator<Batch>): Promise<Batch> {
   const next = await watch.next()
   assert.equal(next.done, false)
   return next.value
+}
+
+/**
+ * Pulls every item of the iterator `start` makes for `ms` (then aborts its signal): what it
+ * yielded, and the error it ended with, if any, other than the abort.
+ */
+export async function followFor<T>(
+  ms: number,
+  start: (signal: AbortSignal) => AsyncGenerator<T>,
+): Promise<{ items: T[]; error: unknown }> {
+  const controller = new AbortController()
+  const timer = setTimeout(() => controller.abort(), ms)
+  const items: T[] = []
+  let error: unknown = null
+  try {
+    for await (const item of start(controller.signal)) items.push(item)
+  } catch (e) {
+    if (!controller.signal.aborted) error = e
+  } finally {
+    clearTimeout(timer)
+  }
+  return { items, error }
 }
