@@ -731,6 +731,16 @@ for (const backend of allBackends()) {
       assert.equal(await page.locator('#who').textContent(), 'Signed in as demo')
       assert.equal(await page.locator('#sign-out').isVisible(), true)
       assert.equal(await page.locator('#limit').isVisible(), false)
+      // A new tab has no name remembered yet: still signed in, as Sign out says.
+      const fresh = await page.context().newPage()
+      try {
+        await fresh.goto(`${served.service.base}/`)
+        await fresh.locator('#state-text').filter({ hasText: 'This account is frozen' }).waitFor()
+        assert.equal(await fresh.locator('#who').textContent(), 'Signed in')
+        assert.equal(await fresh.locator('#sign-out').isVisible(), true)
+      } finally {
+        await fresh.close()
+      }
 
       const unfrozen = await runCli(['user', 'unfreeze', 'demo', '--db', served.url])
       assert.equal(unfrozen.code, 0, unfrozen.stderr)
