@@ -1,8 +1,12 @@
 import { FolderServiceClient, FolderServiceError, type FolderPage } from '../client/index.js'
+import { describeChanges } from './change-summary.js'
 import { folderName, lookUpNames, rememberNames } from './folder-names.js'
+import { enableRowKeys, focusedRow, focusRow, renderRows } from './folder-rows.js'
 import { followChanges } from './live-follow.js'
+import { makePager, pageCount, showPager } from './pager.js'
 import { clearSessionId, isSessionId, readSessionId, setSessionId } from './session-cookie.js'
-import { parseViewState, stateForLink, viewHash, type ViewState } from './view-state.js'
+import { forgetUser, rememberUser, signedInUser } from './signed-in-user.js'
+import { orderOf, parseViewState, stateForLink, viewHash, type ViewState } from './view-state.js'
 
 /**
  * The folder browser page: renders the listing named by the URL fragment (view-state.ts)
@@ -18,6 +22,13 @@ const client = new FolderServiceClient({
   maxRetryDelayMs: 5_000,
   conditionalRequests: true,
 })
+
+/**
+ * How long a listing may take before the page says it is loading: a fast answer replaces
+ * the old list at once, without a flash of "Loading…".
+ */
+const LOADING_DELAY_MS = 250
+const TITLE_SUFFIX = ' · folder-service'
 
 function element<T extends HTMLElement>(id: string): T {
   const found = document.getElementById(id)
@@ -35,25 +46,56 @@ const ui = {
   who: element<HTMLElement>('who'),
   browser: element<HTMLElement>('browser'),
   breadcrumbs: element<HTMLOListElement>('breadcrumbs'),
+  toolbar: element<HTMLElement>('toolbar'),
+  order: element<HTMLSelectElement>('order'),
+  limit: element<HTMLSelectElement>('limit'),
+  total: element<HTMLElement>('total'),
   state: element<HTMLElement>('state'),
   stateText: element<HTMLElement>('state-text'),
   retry: element<HTMLButtonElement>('retry'),
   toRoot: element<HTMLAnchorElement>('to-root'),
+  loading: element<HTMLElement>('loading'),
+  columns: element<HTMLElement>('columns'),
   folders: element<HTMLUListElement>('folders'),
-  prev: element<HTMLAnchorElement>('prev'),
-  next: element<HTMLAnchorElement>('next'),
-  position: element<HTMLElement>('position'),
-  limit: element<HTMLSelectElement>('limit'),
-  total: element<HTMLElement>('total'),
+  announce: element<HTMLElement>('announce'),
+}
+
+const pagerTemplate = element<HTMLTemplateElement>('pager')
+const jumpTo = (page: number) => {
+  const view = parseViewState(location.hash)
+  navigate({ trail: view.trail, page, ...pick(view, 'limit', 'order') })
+}
+const pagers = [element('pager-top'), element('pager-bottom')].map((nav) =>
+  makePager(nav, pagerTemplate, jumpTo),
+)
+
+/** The properties of `view` that are set (a ViewState leaves the others out). */
+function pick<K extends keyof ViewState>(view: ViewState, ...keys: K[]): Pick<ViewState, K> {
+  return Object.fromEntries(
+    keys.filter((key) => view[key] !== undefined).map((key) => [key, view[key]]),
+  ) as Pick<ViewState, K>
 }
 
 let inFlight: AbortController | null = null
+let loadingTimer: ReturnType<typeof setTimeout> | undefined
 /** stops following the open page's changes; null when not following */
 let stopLive: (() => void) | null = null
+/** the trail of the folder the list shows (null: none yet), to focus the one come from when going up */
+let shownTrail: string[] | null = null
 
 function endLive(): void {
   stopLive?.()
   stopLive = null
+}
+
+function setTitle(place: string): void {
+  document.title = `${place}${TITLE_SUFFIX}`
+}
+
+/** The header names the user as soon as the page knows the name (signed-in-user.ts). */
+function showWho(sessionId: string): void {
+  const username = signedInUser(sessionId)
+  ui.who.textContent = username === null ? 'Signed in' : `Signed in as ${username}`
 }
 
 function showSignIn(reason: string | null): void {
@@ -63,28 +105,65 @@ function showSignIn(reason: string | null): void {
   ui.signIn.hidden = false
   ui.signInReason.hidden = reason === null
   ui.signInReason.textContent = reason ?? ''
+  shownTrail = null
+  setTitle('Sign in')
   ui.sessionInput.focus()
 }
 
-/** A problem state above the (emptied) listing; `retry` offers "Try again", `root` a way out. */
+function hideListing(): void {
+  ui.folders.replaceChildren()
+  ui.columns.hidden = true
+  for (const pager of pagers) pager.nav.hidden = true
+}
+
+/** Shows "Loading…" in place of the list (for an answer slower than LOADING_DELAY_MS). */
+function showLoading(): void {
+  hideListing()
+  ui.state.hidden = true
+  ui.loading.hidden = false
+}
+
+/** Whether the focus is nowhere useful: on the body, or on something hidden or removed. */
+function focusLost(): boolean {
+  const active = document.activeElement
+  return (
+    active === null || active === document.body || !active.isConnected || active.closest('[hidden]') !== null
+  )
+}
+
+/**
+ * A problem state in place of the listing (its controls hidden too); `retry` offers "Try
+ * again", `root` a way out. The focus goes to that action when it had nowhere to be.
+ */
 function showState(text: string, options: { retry?: boolean; root?: boolean } = {}): void {
+  const lost = focusLost() || focusedRow(ui.folders) !== null
   ui.state.hidden = false
   ui.stateText.textContent = text
   ui.retry.hidden = options.retry !== true
   ui.toRoot.hidden = options.root !== true
-  ui.folders.replaceChildren()
-  ui.prev.hidden = true
-  ui.next.hidden = true
-  ui.position.textContent = ''
+  ui.loading.hidden = true
+  ui.toolbar.hidden = true
   ui.total.textContent = ''
+  hideListing()
+  if (lost) (options.retry === true ? ui.retry : options.root === true ? ui.toRoot : ui.state).focus()
 }
 
-function renderBreadcrumbs(trail: string[]): void {
+/** What the last crumb says instead of a folder's name. */
+type Missing = 'Folder not found' | 'Broken link'
+
+/**
+ * The breadcrumbs and the title. A name not known yet reads "…" until lookUpNames finds it
+ * in the parent's listing (`settled`: looked up and not found, "Unknown folder").
+ */
+function renderPlace(trail: string[], options: { missing?: Missing; settled?: boolean } = {}): void {
+  const unknown = options.settled === true ? 'Unknown folder' : '…'
   const items = [{ label: 'Home', state: { trail: [] } as ViewState }]
-  // A name not known yet reads "Folder" until lookUpNames finds it in the parent's listing.
-  trail.forEach((id, i) =>
-    items.push({ label: folderName(id) ?? 'Folder', state: { trail: trail.slice(0, i + 1) } }),
+  const order = pick(parseViewState(location.hash), 'order')
+  const named = options.missing === undefined ? trail : trail.slice(0, -1)
+  named.forEach((id, i) =>
+    items.push({ label: folderName(id) ?? unknown, state: { trail: trail.slice(0, i + 1), ...order } }),
   )
+  if (options.missing !== undefined) items.push({ label: options.missing, state: { trail } })
   ui.breadcrumbs.replaceChildren(
     ...items.map((item, i) => {
       const li = document.createElement('li')
@@ -95,65 +174,60 @@ function renderBreadcrumbs(trail: string[]): void {
         li.append(current)
       } else {
         const a = document.createElement('a')
-        a.href = viewHash(item.state)
+        a.href = viewHash({ ...item.state, ...order })
         a.textContent = item.label
         li.append(a)
       }
       return li
     }),
   )
-}
-
-function setLink(anchor: HTMLAnchorElement, href: string | undefined, trail: string[]): void {
-  anchor.hidden = href === undefined
-  if (href === undefined) anchor.removeAttribute('href')
-  else anchor.href = viewHash(stateForLink(trail, href))
+  const here = items.at(-1)?.label ?? 'Home'
+  setTitle(here === '…' ? 'Folders' : here)
 }
 
 function renderPage(view: ViewState, page: FolderPage): void {
-  const { folders, total, page: number, limit } = page.body
+  const { folders, total, limit } = page.body
   rememberNames(folders)
-  ui.state.hidden = true
-  const pageSize = view.limit === undefined ? {} : { limit: view.limit }
-  ui.folders.replaceChildren(
-    ...folders.map((folder) => {
-      const li = document.createElement('li')
-      const a = document.createElement('a')
-      a.href = viewHash({ trail: [...view.trail, folder.id], ...pageSize })
-      a.textContent = folder.name
-      li.append(a)
-      return li
-    }),
-  )
-  if (folders.length === 0) {
-    const li = document.createElement('li')
-    li.className = 'empty'
-    li.textContent = total === 0 ? 'No folders here.' : 'No folders on this page.'
-    ui.folders.append(li)
+  const sessionId = readSessionId()
+  if (folders[0] !== undefined && sessionId !== null) {
+    rememberUser(sessionId, folders[0].owner.username)
+    showWho(sessionId)
   }
-  setLink(ui.prev, page.links.prev, view.trail)
-  setLink(ui.next, page.links.next, view.trail)
-  ui.position.textContent = `Page ${number} of ${Math.max(1, Math.ceil(total / limit))}`
+  ui.state.hidden = true
+  ui.loading.hidden = true
+  ui.toolbar.hidden = false
+  ui.columns.hidden = folders.length === 0
+  const rowState = pick(view, 'limit', 'order')
+  renderRows(
+    ui.folders,
+    folders,
+    (folder) => viewHash({ trail: [...view.trail, folder.id], ...rowState }),
+    total === 0 ? 'No folders here.' : 'No folders on this page.',
+  )
+  for (const pager of pagers) showPager(pager, page, (href) => viewHash(stateForLink(view, href)))
   ui.total.textContent = `${total} ${total === 1 ? 'folder' : 'folders'}`
   ui.limit.value = String(limit)
-  ui.who.textContent =
-    folders[0] === undefined ? ui.who.textContent : `Signed in as ${folders[0].owner.username}`
+  ui.order.value = orderOf(view)
 }
 
-function renderError(error: unknown): void {
+function renderError(error: unknown, view: ViewState): void {
   if (!(error instanceof FolderServiceError)) {
     showState(`Something went wrong in this page: ${String(error)}`, { retry: true })
     return
   }
   switch (error.code) {
     case 'UNAUTHORIZED':
+      forgetUser()
       showSignIn('Your session is missing, invalid or expired. Sign in again.')
       return
     case 'FROZEN_ACCOUNT':
-      showState('This account is frozen: its folders cannot be listed. Contact your administrator.')
+      showState('This account is frozen: its folders cannot be listed. Contact your administrator.', {
+        retry: true,
+      })
       return
     case 'NOT_FOUND':
-      showState('This folder is gone: it was deleted or moved, or it is not yours.', { root: true })
+      renderPlace(view.trail, { missing: 'Folder not found' })
+      showState('This folder was not found: it was deleted or moved, or it is not yours.', { root: true })
       return
     case 'UNAVAILABLE':
     case 'RATE_LIMITED':
@@ -171,69 +245,121 @@ function renderError(error: unknown): void {
 
 /** The last page when `page` lies beyond it (the fragment asked for a page that is not there), else null. */
 function pageInRange(page: FolderPage): number | null {
-  const { folders, total, page: number, limit } = page.body
-  const last = Math.max(1, Math.ceil(total / limit))
-  return folders.length === 0 && number > last ? last : null
+  const last = pageCount(page)
+  return page.body.folders.length === 0 && page.body.page > last ? last : null
 }
 
 function listView(view: ViewState, signal: AbortSignal): Promise<FolderPage> {
   return client.listFolders(
-    { folderId: view.trail.at(-1) ?? null, page: view.page, limit: view.limit, cursor: view.cursor },
+    {
+      folderId: view.trail.at(-1) ?? null,
+      page: view.page,
+      limit: view.limit,
+      cursor: view.cursor,
+      order: orderOf(view),
+    },
     { signal },
   )
 }
 
-/** Follows the shown page's changes while the tab is visible; each change lists the page again in place. */
+/**
+ * Follows the shown page's changes while the tab is visible; each change lists the page
+ * again in place and is announced politely (the #announce live region).
+ */
 function goLive(view: ViewState, page: FolderPage): void {
   endLive()
   if (page.changesCursor === null || document.visibilityState === 'hidden') return
+  let shown = page.body
   stopLive = followChanges(client, view.trail.at(-1) ?? null, page.changesCursor, {
     changed: async (signal) => {
       const fresh = await listView(view, signal)
-      if (pageInRange(fresh) === null) renderPage(view, fresh)
-      else void render() // the page emptied past the end: land on the last one
+      if (pageInRange(fresh) !== null) {
+        void render() // the page emptied past the end: land on the last one
+        return
+      }
+      renderPage(view, fresh)
+      const summary = describeChanges(shown, fresh.body)
+      shown = fresh.body
+      if (summary !== null) ui.announce.textContent = summary
     },
     failed: () => void render(), // shows the state (gone, signed out, frozen)
   })
 }
 
+/**
+ * After a page is shown: opening a folder puts the focus on its first row, going up on the
+ * folder come from; otherwise the focus stays where the reader left it, unless it was lost.
+ */
+function placeFocus(trail: string[], cameFrom: string[] | null): void {
+  const sameFolder = cameFrom !== null && cameFrom.join('/') === trail.join('/')
+  if (sameFolder && !focusLost()) return
+  const wentUp =
+    cameFrom !== null && cameFrom.length > trail.length && trail.every((id, i) => cameFrom[i] === id)
+  focusRow(ui.folders, wentUp ? (cameFrom[trail.length] ?? null) : null)
+}
+
 async function render(): Promise<void> {
   inFlight?.abort()
+  clearTimeout(loadingTimer)
   endLive()
-  if (readSessionId() === null) {
+  const sessionId = readSessionId()
+  if (sessionId === null) {
     showSignIn(null)
     return
   }
   const view = parseViewState(location.hash)
+  const cameFrom = shownTrail
   ui.signIn.hidden = true
   ui.browser.hidden = false
   ui.signOut.hidden = false
-  renderBreadcrumbs(view.trail)
+  showWho(sessionId)
+  if (view.broken === true) {
+    shownTrail = null
+    renderPlace([], { missing: 'Broken link' })
+    showState('This link is broken: it does not name a folder. Check where it came from.', { root: true })
+    return
+  }
+  renderPlace(view.trail)
   const controller = new AbortController()
   inFlight = controller
-  ui.browser.setAttribute('aria-busy', 'true')
+  ui.folders.setAttribute('aria-busy', 'true')
+  loadingTimer = setTimeout(showLoading, LOADING_DELAY_MS)
   try {
     const page = await listView(view, controller.signal)
     const last = pageInRange(page)
     if (last !== null) {
       // Beyond the last page: show the last one instead (the same history entry).
-      history.replaceState(null, '', viewHash({ trail: view.trail, page: last, limit: page.body.limit }))
+      history.replaceState(
+        null,
+        '',
+        viewHash({ trail: view.trail, page: last, limit: page.body.limit, ...pick(view, 'order') }),
+      )
       void render()
       return
     }
+    clearTimeout(loadingTimer)
     renderPage(view, page)
-    renderBreadcrumbs(view.trail)
+    shownTrail = view.trail
+    placeFocus(view.trail, cameFrom)
     goLive(view, page)
     if (view.trail.some((id) => folderName(id) === undefined)) {
-      if (await lookUpNames(client, view.trail, controller.signal)) renderBreadcrumbs(view.trail)
+      await lookUpNames(client, view.trail, controller.signal)
+      if (!controller.signal.aborted) renderPlace(view.trail, { settled: true })
     }
   } catch (error) {
     if (controller.signal.aborted) return // a newer render took over
-    renderError(error)
+    clearTimeout(loadingTimer)
+    shownTrail = null
+    renderError(error, view)
+    if (error instanceof FolderServiceError && error.code === 'NOT_FOUND' && view.trail.length > 1) {
+      // The ancestors may well exist: their names, as for any trail.
+      await lookUpNames(client, view.trail.slice(0, -1), controller.signal)
+      if (!controller.signal.aborted) renderPlace(view.trail, { missing: 'Folder not found', settled: true })
+    }
   } finally {
     if (inFlight === controller) {
       inFlight = null
-      ui.browser.setAttribute('aria-busy', 'false')
+      ui.folders.setAttribute('aria-busy', 'false')
     }
   }
 }
@@ -245,6 +371,8 @@ function navigate(state: ViewState): void {
   void render()
 }
 
+enableRowKeys(ui.folders)
+
 ui.signInForm.addEventListener('submit', (event) => {
   event.preventDefault()
   const id = ui.sessionInput.value.trim()
@@ -253,6 +381,7 @@ ui.signInForm.addEventListener('submit', (event) => {
     ui.signInError.textContent = 'A session id is a UUID, like de000000-0000-4000-8000-00000000c00c.'
     return
   }
+  forgetUser()
   setSessionId(id)
   ui.sessionInput.value = ''
   navigate({ trail: [] })
@@ -260,6 +389,7 @@ ui.signInForm.addEventListener('submit', (event) => {
 
 ui.signOut.addEventListener('click', () => {
   clearSessionId()
+  forgetUser()
   history.replaceState(null, '', location.pathname)
   void render()
 })
@@ -267,10 +397,17 @@ ui.signOut.addEventListener('click', () => {
 ui.retry.addEventListener('click', () => void render())
 ui.toRoot.addEventListener('click', (event) => {
   event.preventDefault()
-  navigate({ trail: [] })
+  navigate({ trail: [], ...pick(parseViewState(location.hash), 'order') })
 })
 ui.limit.addEventListener('change', () => {
-  navigate({ trail: parseViewState(location.hash).trail, limit: Number(ui.limit.value) })
+  const view = parseViewState(location.hash)
+  navigate({ trail: view.trail, limit: Number(ui.limit.value), ...pick(view, 'order') })
+})
+// A cursor is made for one order (the service refuses it with the other): page 1 of the new order.
+ui.order.addEventListener('change', () => {
+  const view = parseViewState(location.hash)
+  const order = ui.order.value === 'name' ? 'name' : 'name_natural'
+  navigate({ trail: view.trail, ...pick(view, 'limit'), order })
 })
 // Clicks on the page's #links and the back and forward buttons.
 window.addEventListener('popstate', () => void render())

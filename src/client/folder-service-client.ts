@@ -83,6 +83,8 @@ export interface ListFoldersParams {
   limit?: number
   /** a continuation token, exactly as found in a `next` or `prev` link */
   cursor?: string
+  /** `name` (code point order, the service's default) or `name_natural` (a file manager's) */
+  order?: 'name' | 'name_natural'
 }
 
 export interface ChangesParams {
@@ -177,6 +179,7 @@ export class FolderServiceClient {
       ['page', params.page],
       ['limit', params.limit],
       ['cursor', params.cursor],
+      ['order', params.order],
     ])
   }
 
