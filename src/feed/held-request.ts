@@ -78,6 +78,8 @@ export async function holdUntilChanged<T>(
       hold ??= watcher.hold(options.session.id)
       if (hold === null) return { outcome: 'busy' }
       const end = await hold.until(user.id, parkedAt, deadline, options.signal)
+      // Nobody is left to answer: no check to make.
+      if (end === 'gone') return request.unchanged
       if (end !== 'changed') return checked(request.unchanged, options.session)
       minGeneration = Math.max(minGeneration, hold.wokenAt ?? minGeneration)
       parkedAt = null
@@ -87,8 +89,10 @@ export async function holdUntilChanged<T>(
   }
 }
 
-/** `answer`, when the session still passes the arrival checks; read before the check, so
- * nothing committed after a revoke or freeze can reach the client. */
+/**
+ * `answer`, when the session still passes the arrival checks. The answer was read before
+ * this check, so nothing committed after a revoke or a freeze can reach the client.
+ */
 async function checked<T>(answer: T, session: FeedSession): Promise<T | HoldRefusal> {
   const now = await session.recheck()
   if (now === null) return { outcome: 'session-ended' }
