@@ -111,7 +111,15 @@ async function measure(
     root,
     url,
     port,
-    env: { ...process.env, ...SERVICE_ENV, LONG_POLL_MAX_WAITERS: String(waiters) },
+    // Every held request is one session's, on a connection of its own: both bounds raised to
+    // hold them all, the connection limit above the held requests, as the service requires.
+    env: {
+      ...process.env,
+      ...SERVICE_ENV,
+      LONG_POLL_MAX_WAITERS: String(waiters),
+      LONG_POLL_PER_SESSION: String(waiters),
+      MAX_CONNECTIONS: String(2 * waiters + 100),
+    },
   })
   const sql = await openRawSql(url)
   const one = new Agent({ keepAlive: true, maxSockets: 1 })

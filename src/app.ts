@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import {
   DEFAULT_LISTING_CACHE_MB,
   DEFAULT_LONG_POLL_INTERVAL_MS,
+  DEFAULT_LONG_POLL_PER_SESSION,
   DEFAULT_LONG_POLL_MAX_WAITERS,
   type Config,
 } from './config.js'
@@ -56,6 +57,7 @@ export type AppConfig = Pick<Config, 'logLevel' | 'keepAliveTimeoutMs' | 'reques
       | 'folderBrowser'
       | 'metricsPort'
       | 'longPollMaxWaiters'
+      | 'longPollMaxPerSession'
       | 'longPollIntervalMs'
     >
   >
@@ -162,6 +164,7 @@ export async function buildApp({
     const watcher = new ChangeWatcher(timedStore, {
       intervalMs: config.longPollIntervalMs ?? DEFAULT_LONG_POLL_INTERVAL_MS,
       maxWaiters: config.longPollMaxWaiters ?? DEFAULT_LONG_POLL_MAX_WAITERS,
+      maxPerHolder: config.longPollMaxPerSession ?? DEFAULT_LONG_POLL_PER_SESSION,
       onError: (err) => api.log.warn({ err }, 'reading generations for held requests failed'),
     })
     // Held requests are answered (no changes, the same cursor) before the app stops.

@@ -32,8 +32,15 @@ export const DEFAULT_REPLICA_TIMEOUT_MS = 1000
 export const DEFAULT_MAX_CONNECTIONS = 10_000
 /** Budget of the listing cache (finished answers), in MiB; 0 turns it off. */
 export const DEFAULT_LISTING_CACHE_MB = 64
-/** Held changes requests per process; each costs a few KB and a timer, none a connection to the database. */
-export const DEFAULT_LONG_POLL_MAX_WAITERS = 10_000
+/**
+ * Held changes requests per process, by default a quarter of MAX_CONNECTIONS: each holds a
+ * connection, so held requests alone can never take the connections that listings, other
+ * users and /healthz need (each costs a few KB and a timer, none a database connection).
+ */
+export const longPollMaxWaitersDefault = (maxConnections: number) => Math.floor(maxConnections / 4)
+export const DEFAULT_LONG_POLL_MAX_WAITERS = longPollMaxWaitersDefault(DEFAULT_MAX_CONNECTIONS)
+/** Held requests one session may have at once: a few tabs or feeds, never the process's share. */
+export const DEFAULT_LONG_POLL_PER_SESSION = 4
 /** Between two reads of the waited-on owners' generations: a commit is answered within about this. */
 export const DEFAULT_LONG_POLL_INTERVAL_MS = 250
 
@@ -93,8 +100,10 @@ export interface Config {
   folderBrowser: boolean
   /** how long the change log keeps changes (older cursors: 410) */
   changeRetentionDays: number
-  /** held (wait) changes requests per process; past it 429 */
+  /** held (wait) changes requests per process, below maxConnections; past it 429 */
   longPollMaxWaiters: number
+  /** held (wait) changes requests per session; past it 429 */
+  longPollMaxPerSession: number
   /** how often the watcher reads the generations of the owners being waited on */
   longPollIntervalMs: number
 }
@@ -263,6 +272,27 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Rea
       `must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got '${headersTimeoutMs}'`,
     )
   }
+  const maxConnections = integer(
+    'MAX_CONNECTIONS',
+    env.MAX_CONNECTIONS,
+    DEFAULT_MAX_CONNECTIONS,
+    1,
+    1_000_000,
+  )
+  // Held requests each keep a connection: their bound must leave connections to everything else.
+  const longPollMaxWaiters = integer(
+    'LONG_POLL_MAX_WAITERS',
+    env.LONG_POLL_MAX_WAITERS,
+    longPollMaxWaitersDefault(maxConnections),
+    0,
+    1_000_000,
+  )
+  if (longPollMaxWaiters >= maxConnections) {
+    throw new ConfigError(
+      'LONG_POLL_MAX_WAITERS',
+      `must be below MAX_CONNECTIONS (${maxConnections}), got '${longPollMaxWaiters}'`,
+    )
+  }
   // Validated with every other setting, so a bad WORKERS stops any command the same way;
   // kept out of Config (one serving process): `serve` reads it with loadWorkers.
   loadWorkers(env, flags.workers)
@@ -309,17 +339,18 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Rea
     keepAliveTimeoutMs: integer('KEEP_ALIVE_TIMEOUT_MS', env.KEEP_ALIVE_TIMEOUT_MS, 72_000, 1, 3_600_000),
     requestTimeoutMs,
     headersTimeoutMs,
-    maxConnections: integer('MAX_CONNECTIONS', env.MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
+    maxConnections,
     shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, 10_000, 1, 600_000),
     shutdownDelayMs: integer('SHUTDOWN_DELAY_MS', env.SHUTDOWN_DELAY_MS, 0, 0, 600_000),
     ...metricsListener(env),
     listingCacheMb: integer('LISTING_CACHE_MB', env.LISTING_CACHE_MB, DEFAULT_LISTING_CACHE_MB, 0, 65_536),
     folderBrowser: flags.folderBrowser ?? onOff('FOLDER_BROWSER', env.FOLDER_BROWSER, true),
     changeRetentionDays: integer('CHANGE_RETENTION_DAYS', env.CHANGE_RETENTION_DAYS, 30, 1, 36_500),
-    longPollMaxWaiters: integer(
-      'LONG_POLL_MAX_WAITERS',
-      env.LONG_POLL_MAX_WAITERS,
-      DEFAULT_LONG_POLL_MAX_WAITERS,
+    longPollMaxWaiters,
+    longPollMaxPerSession: integer(
+      'LONG_POLL_PER_SESSION',
+      env.LONG_POLL_PER_SESSION,
+      DEFAULT_LONG_POLL_PER_SESSION,
       1,
       1_000_000,
     ),

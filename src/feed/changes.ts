@@ -16,7 +16,8 @@ import {
   type SessionUser,
 } from '../store/store.js'
 import { changesBinding, type ChangesCursors } from './changes-cursor.js'
-import type { ChangeWatcher, Hold } from './watcher.js'
+import { holdUntilChanged, type HoldOptions, type HoldRefusal } from './held-request.js'
+import type { ChangeWatcher } from './watcher.js'
 
 /**
  * The changes feed of one parent (docs/api.md "Changes"), knowing nothing of HTTP: the
@@ -51,8 +52,7 @@ export type FeedOutcome =
   | { outcome: 'parent-not-found' }
   | { outcome: 'cursor-invalid' }
   | { outcome: 'expired' }
-  /** the process holds as many requests as it may: refuse, do not spin */
-  | { outcome: 'busy' }
+  | HoldRefusal
 
 type ChangesRead = Extract<ChangesResult, { outcome: 'changes' }>
 
@@ -84,13 +84,6 @@ export function changesBody(read: ChangesRead, cursors: ChangesCursors, binding:
   return { changes: [...entries.values()], cursor: cursors.seal(position, binding), has_more: read.more }
 }
 
-export interface FollowOptions {
-  /** aborts a held request (the client went away) */
-  signal: AbortSignal
-  /** the process is shutting down: answer at once, never hold */
-  draining: boolean
-}
-
 export class ChangesFeed {
   /**
    * Reads in flight by what they ask: requests woken together (many clients following one
@@ -109,7 +102,7 @@ export class ChangesFeed {
   ) {}
 
   /** The answer for `user`'s feed of `request.parentId`, held up to `request.wait` seconds. */
-  async follow(user: SessionUser, request: ChangesRequest, options: FollowOptions): Promise<FeedOutcome> {
+  async follow(user: SessionUser, request: ChangesRequest, options: HoldOptions): Promise<FeedOutcome> {
     const { parentId, cursor, limit, wait } = request
     const cursors = (await this.sealers.get()).changes
     const binding = changesBinding(user.id, parentId)
@@ -117,13 +110,6 @@ export class ChangesFeed {
     if (cursor !== null) {
       after = cursors.open(cursor, binding)
       if (after === null) return { outcome: 'cursor-invalid' }
-    }
-    /** `woken`: after a wake, a read already in flight for the same query may be joined */
-    const read = async (woken = false): Promise<FeedOutcome | ChangesRead> => {
-      // A replica may answer only once it holds the session's generation (no stale answer).
-      const query = { ownerId: user.id, parentId, after, limit, minGeneration: user.generation }
-      const result = await (woken ? this.shared(query) : this.store.readChanges(query))
-      return result.outcome === 'changes' ? result : { outcome: result.outcome }
     }
     const answer = (result: ChangesRead): FeedOutcome => {
       let body = this.bodies.get(result)
@@ -133,36 +119,30 @@ export class ChangesFeed {
       }
       return { outcome: 'answer', body }
     }
-    if (after === null || cursor === null || wait === 0 || options.draining || !this.watcher.open) {
-      const result = await read()
-      return 'rows' in result ? answer(result) : result
-    }
-
-    // Held: no changes, the same cursor, when the wait ends without one.
-    const unchanged: FeedOutcome = { outcome: 'answer', body: { changes: [], cursor, has_more: false } }
-    const deadline = Date.now() + wait * 1000
-    let hold: Hold | null = null
-    try {
-      // At the session's own generation, with the whole of it consumed, nothing can follow:
-      // park without reading.
-      let baseline: number | null =
-        after.generation === user.generation && after.row === ALL_ROWS ? user.generation : null
-      for (let woken = false; ; woken = true) {
-        if (baseline === null) {
-          const result = await read(woken)
-          if (!('rows' in result)) return result
-          if (result.rows.length > 0) return answer(result)
-          baseline = result.present.generation
-        }
-        hold ??= this.watcher.hold()
-        if (hold === null) return { outcome: 'busy' }
-        const end = await hold.until(user.id, baseline, deadline, options.signal)
-        if (end !== 'changed') return unchanged
-        baseline = null
-      }
-    } finally {
-      hold?.release()
-    }
+    const position = after
+    return holdUntilChanged<FeedOutcome>(
+      this.watcher,
+      {
+        user,
+        wait: position === null ? 0 : wait,
+        // At the session's own generation, with the whole of it consumed, nothing can follow.
+        parkedAt:
+          position !== null && position.generation === user.generation && position.row === ALL_ROWS
+            ? user.generation
+            : null,
+        read: async (minGeneration, woken) => {
+          // A replica may answer only once it holds that generation (no stale answer).
+          const query = { ownerId: user.id, parentId, after: position, limit, minGeneration }
+          const result = await (woken ? this.shared(query) : this.store.readChanges(query))
+          if (result.outcome !== 'changes') return { send: { outcome: result.outcome } }
+          if (position === null || result.rows.length > 0 || wait === 0) return { send: answer(result) }
+          return { nothing: result.present.generation }
+        },
+        // Held: no changes, the same cursor, when the wait ends without one.
+        unchanged: { outcome: 'answer', body: { changes: [], cursor: cursor ?? '', has_more: false } },
+      },
+      options,
+    )
   }
 
   private shared(query: ChangesQuery): Promise<ChangesResult> {

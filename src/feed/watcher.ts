@@ -5,7 +5,9 @@ import type { ServingStore } from '../store/store.js'
  * the changes feed. Waiters are keyed by owner; while any exist, it reads the generations of
  * all waited-on owners in ONE statement per interval and wakes exactly the waiters whose
  * owner's generation is no longer the one they parked on. With no one waiting it does
- * nothing at all (no timer). The number of holds is bounded; past it {@link hold} says no.
+ * nothing at all (no timer). Holds are bounded per process and per holder (a session), so
+ * one client cannot take every connection (docs/api.md "Wait"); past either bound
+ * {@link hold} says no.
  */
 
 /** How a wait ended: a change (read the feed), the time ran out, the client left, or shutdown. */
@@ -16,6 +18,8 @@ export interface WatcherOptions {
   intervalMs: number
   /** holds allowed at once in this process */
   maxWaiters: number
+  /** holds one holder (a session) may have at once */
+  maxPerHolder: number
   /** told about a failed read (the watcher keeps going and reads again next interval) */
   onError?: (error: unknown) => void
 }
@@ -23,7 +27,7 @@ export interface WatcherOptions {
 interface Waiter {
   ownerId: string
   baseline: number
-  settle: (end: WaitEnd) => void
+  settle: (end: WaitEnd, generation?: number) => void
 }
 
 /** One held request's slot: counted against the bound from {@link ChangeWatcher.hold} to release. */
@@ -33,12 +37,19 @@ export interface Hold {
    * when `signal` aborts, or when the watcher closes, whichever comes first.
    */
   until(ownerId: string, baseline: number, deadline: number, signal: AbortSignal): Promise<WaitEnd>
+  /**
+   * The owner's generation that ended the last wait with 'changed' (read on the primary),
+   * else null: a read after the wake must be at least that new, or a lagging replica could
+   * answer without the change that woke it.
+   */
+  readonly wokenAt: number | null
   release(): void
 }
 
 export class ChangeWatcher {
   private readonly byOwner = new Map<string, Set<Waiter>>()
   private holds = 0
+  private readonly byHolder = new Map<string, number>()
   private timer: NodeJS.Timeout | null = null
   private polling = false
   private closed = false
@@ -58,17 +69,35 @@ export class ChangeWatcher {
     return !this.closed
   }
 
-  /** A slot for one held request, or null when the process holds its maximum already. */
-  hold(): Hold | null {
-    if (this.holds >= this.options.maxWaiters) return null
+  /**
+   * A slot for one held request of `holder`, or null when the process, or that holder, holds
+   * its maximum already.
+   */
+  hold(holder: string): Hold | null {
+    const held = this.byHolder.get(holder) ?? 0
+    if (this.holds >= this.options.maxWaiters || held >= this.options.maxPerHolder) return null
     this.holds++
+    this.byHolder.set(holder, held + 1)
     let released = false
+    let wokenAt: number | null = null
     return {
-      until: (ownerId, baseline, deadline, signal) => this.park(ownerId, baseline, deadline, signal),
+      until: async (ownerId, baseline, deadline, signal) => {
+        wokenAt = null
+        const end = await this.park(ownerId, baseline, deadline, signal, (generation) => {
+          wokenAt = generation
+        })
+        return end
+      },
+      get wokenAt() {
+        return wokenAt
+      },
       release: () => {
         if (released) return
         released = true
         this.holds--
+        const left = (this.byHolder.get(holder) ?? 1) - 1
+        if (left === 0) this.byHolder.delete(holder)
+        else this.byHolder.set(holder, left)
       },
     }
   }
@@ -80,7 +109,13 @@ export class ChangeWatcher {
     this.stop()
   }
 
-  private park(ownerId: string, baseline: number, deadline: number, signal: AbortSignal): Promise<WaitEnd> {
+  private park(
+    ownerId: string,
+    baseline: number,
+    deadline: number,
+    signal: AbortSignal,
+    woken: (generation: number) => void,
+  ): Promise<WaitEnd> {
     if (this.closed) return Promise.resolve('closed')
     if (signal.aborted) return Promise.resolve('gone')
     return new Promise<WaitEnd>((resolve) => {
@@ -89,7 +124,8 @@ export class ChangeWatcher {
       const waiter: Waiter = {
         ownerId,
         baseline,
-        settle: (end) => {
+        settle: (end, generation) => {
+          if (generation !== undefined) woken(generation)
           clearTimeout(timeout)
           signal.removeEventListener('abort', onAbort)
           const waiters = this.byOwner.get(ownerId)
@@ -131,7 +167,7 @@ export class ChangeWatcher {
         const now = generations.get(ownerId)
         for (const waiter of [...(this.byOwner.get(ownerId) ?? [])]) {
           // A vanished owner wakes too: its requests then answer whatever the feed says.
-          if (now !== waiter.baseline) waiter.settle('changed')
+          if (now !== waiter.baseline) waiter.settle('changed', now)
         }
       }
     } catch (error) {

@@ -83,8 +83,26 @@ export function authenticate(
     if (cookie === 'missing') throw problems.unauthorized(MISSING)
     if (cookie === 'malformed') throw problems.unauthorized(INVALID)
     const user = await store.findSessionUser(cookie.id, now())
-    if (user === null) throw problems.unauthorized(INVALID)
+    if (user === null) throw sessionEnded()
     if (user.is_suspended) throw problems.frozen()
     request.sessionUser = user
   }
+}
+
+/** The 401 of a session that is unknown, expired or whose user is gone, on arrival or later. */
+export const sessionEnded = () => problems.unauthorized(INVALID)
+
+/**
+ * The session of an authenticated request, read again by the same one-statement lookup as
+ * {@link authenticate}: what a held answer checks before it is sent.
+ */
+export function sessionOf(
+  store: Pick<ServingStore, 'findSessionUser'>,
+  request: FastifyRequest,
+  now: () => number = Date.now,
+): { id: string; recheck(): Promise<SessionUser | null> } {
+  const cookie = requestSessionCookie(request)
+  // authenticate ran first, so the cookie holds a well-formed session id.
+  const id = typeof cookie === 'object' ? cookie.id : ''
+  return { id, recheck: () => store.findSessionUser(id, now()) }
 }

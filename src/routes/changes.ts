@@ -4,7 +4,8 @@ import { FolderChanges, type FolderChangesBody } from '../schemas/changes.js'
 import { ChangesQuery } from '../schemas/changes-query.js'
 import { Problem } from '../schemas/problem.js'
 import { refTo } from '../schemas/ref.js'
-import { authenticate } from '../http/auth.js'
+import { authenticate, sessionOf } from '../http/auth.js'
+import { feedProblem } from '../http/feed-problems.js'
 import { JSON_CONTENT_TYPE, serializedText } from '../http/serialized.js'
 import { problems } from '../http/problems.js'
 import { refuseOtherMethods } from '../http/method-not-allowed.js'
@@ -65,19 +66,20 @@ export const changesRoutes: FastifyPluginCallbackTypebox<ChangesRouteOptions> = 
     }
     reply.raw.once('close', onClose)
     try {
+      // An answer now would be empty and invite an instant retry: 503 with Retry-After.
+      if (app.drainState.draining) throw problems.shuttingDown()
       const result = await feed.follow(request.sessionUser, changesRequest(request.query), {
         signal: gone.signal,
-        draining: app.drainState.draining,
+        session: sessionOf(store, request),
       })
       switch (result.outcome) {
         case 'parent-not-found':
-          throw problems.folderNotFound()
         case 'cursor-invalid':
-          throw problems.invalidParameter('cursor')
         case 'expired':
-          throw problems.cursorExpired()
         case 'busy':
-          throw problems.tooManyWaiters()
+        case 'session-ended':
+        case 'frozen':
+          throw feedProblem(result)
         case 'answer': {
           let text = serialized.get(result.body)
           if (text === undefined) {

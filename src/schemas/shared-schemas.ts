@@ -1,6 +1,7 @@
 import { Folder, FolderList, OwnerInfo } from './folder.js'
 import { Problem } from './problem.js'
 import { FolderChanges, OwnerChange, RemoveChange, UpsertChange } from './changes.js'
+import { FolderTree, TreeRemove, TreeUpsert } from './tree.js'
 
 /**
  * The named response shapes, added to the app with `app.addSchema` before any route
@@ -15,5 +16,8 @@ export const SHARED_SCHEMAS = [
   RemoveChange,
   OwnerChange,
   FolderChanges,
+  TreeUpsert,
+  TreeRemove,
+  FolderTree,
   Problem,
 ] as const

@@ -1,34 +1,38 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Folder } from './folder.js'
 import { OwnerChange } from './changes.js'
+import { DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT, ChangesQuery } from './changes-query.js'
+import { Folder } from './folder.js'
+import { ListFoldersQuery, POSITIVE_INT32_PATTERN } from './list-folders-query.js'
 import { refTo } from './ref.js'
 
 /**
- * The 200 body of GET /v1/folders/tree (docs/api.md "The folder tree"): the changes feed's
- * shape, where an upsert may say which parent the folder left and a remove takes the
- * folder's whole subtree with it. Serialised through this schema, so no field it lacks can
- * leak.
+ * GET /v1/folders/tree (docs/api.md "Folder tree"): one cursor for the first download of a
+ * user's folder tree below `root` and every change after it. The 200 body has the shape of
+ * the changes feed's, with a tree's entries; it is serialised through this schema, so no
+ * field it lacks can leak.
  */
 
+/** The path of the tree feed, shared with the client. */
 export const TREE_PATH = '/v1/folders/tree'
 
 const Uuid = Type.String({ format: 'uuid', description: 'lower-case UUID' })
+const parentId = (description: string) => Type.Union([Uuid, Type.Null()], { description })
 
 export const TreeUpsert = Type.Object(
   {
     type: Type.Literal('upsert'),
     folder: refTo(Folder),
     previous_folder_id: Type.Optional(
-      Type.Union([Uuid, Type.Null()], {
-        description:
-          "present when the folder's parent changed since the cursor's position: the parent it had then (null: the root)",
-      }),
+      parentId(
+        "present when the folder's parent changed since the cursor's position: the parent it had then (null: the root)",
+      ),
     ),
   },
   {
     $id: 'TreeUpsert',
     additionalProperties: false,
-    description: "The folder is now in the tree, in this state, as its parent's listing shows it.",
+    description:
+      'The folder is now in the tree, in this state, exactly as the listing of its parent shows it.',
   },
 )
 
@@ -36,7 +40,7 @@ export const TreeRemove = Type.Object(
   {
     type: Type.Literal('remove'),
     id: Uuid,
-    folder_id: Type.Union([Uuid, Type.Null()], { description: 'its parent when it left; null: the root' }),
+    folder_id: parentId('its parent when it left the tree (null: the root)'),
   },
   {
     $id: 'TreeRemove',
@@ -48,15 +52,47 @@ export const TreeRemove = Type.Object(
 export const FolderTree = Type.Object(
   {
     changes: Type.Array(Type.Union([refTo(TreeUpsert), refTo(TreeRemove), refTo(OwnerChange)]), {
-      description: 'in commit order; a folder at most once; during a download, parents before children',
+      description:
+        'the download first (a folder never before its parent), then the changes in commit order; a folder at most once',
     }),
     cursor: Type.String({ description: 'where the next request starts; opaque, at most 256 characters' }),
     has_more: Type.Boolean({
-      description: 'true: ask again at once with `cursor`; false: the answer reached the present',
+      description: 'true: ask again at once with `cursor`; false: the client holds the present tree',
     }),
   },
   { $id: 'FolderTree', additionalProperties: false },
 )
 
 export type FolderTreeBody = Static<typeof FolderTree>
+/** One element of `changes`. */
 export type TreeEntry = FolderTreeBody['changes'][number]
+
+/** Query of GET /v1/folders/tree: values stay strings, as for the other endpoints. */
+export const TreeQuery = Type.Object(
+  {
+    root: Type.Optional(
+      Type.String({
+        pattern: ListFoldersQuery.properties.folder_id.pattern,
+        description: 'The folder whose subtree is followed (not the folder itself). Absent: the root.',
+      }),
+    ),
+    cursor: Type.Optional(
+      Type.String({
+        pattern: ChangesQuery.properties.cursor.pattern,
+        description:
+          'Tree cursor, exactly as an earlier answer of this endpoint gave it, for the same user and root. Absent: start a new download.',
+      }),
+    ),
+    limit: Type.Optional(
+      Type.String({
+        pattern: POSITIVE_INT32_PATTERN,
+        description: `Most entries in one answer (decimal digits, 1 or more). Default ${DEFAULT_CHANGES_LIMIT}; above ${MAX_CHANGES_LIMIT} it is clamped to ${MAX_CHANGES_LIMIT}.`,
+        examples: ['100'],
+      }),
+    ),
+    wait: ChangesQuery.properties.wait,
+  },
+  { additionalProperties: true },
+)
+
+export type TreeQueryString = Static<typeof TreeQuery>

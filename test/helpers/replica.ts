@@ -38,6 +38,17 @@ export function replicaSuperuser(sql: string, database = 'postgres'): string {
   ).trim()
 }
 
+/** Pauses WAL replay on the replica and resolves once it is paused (replicaSuperuser resumes it). */
+export async function pauseReplay(): Promise<void> {
+  replicaSuperuser('SELECT pg_wal_replay_pause()')
+  for (let i = 0; i < 50 && replicaSuperuser('SELECT pg_get_wal_replay_pause_state()') !== 'paused'; i++) {
+    await sleep(50)
+  }
+  if (replicaSuperuser('SELECT pg_get_wal_replay_pause_state()') !== 'paused') {
+    throw new Error('replay did not pause')
+  }
+}
+
 /**
  * Stops or starts the replica's cluster (`15 replica` unless REPLICA_CLUSTER says otherwise);
  * starting one that runs already is fine.

@@ -7,6 +7,7 @@ import { UNKNOWN_ID, folders, loadDocument, seededApp, sessions, users } from '.
 import { appOver, listBody, request, type TestApp } from '../helpers/test-app.js'
 import { JSON_TYPE, assertProblem, assertUnauthorized, header } from '../helpers/http-asserts.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
+import { beginDraining } from '../../src/http/drain.js'
 
 /**
  * GET /v1/folders/changes over HTTP (docs/api.md "Changes"): every status and parameter rule,
@@ -382,6 +383,79 @@ for (const backend of allBackends()) {
         assert.ok(Date.now() - started < 500)
       })
     })
+
+    describe('every answer passes the checks when it is sent', () => {
+      /** A user of its own with one session and one root folder, written as another writer would. */
+      async function freshUser(): Promise<{ user: string; session: string; folder: string }> {
+        const [user, session, folder] = [randomUUID(), randomUUID(), randomUUID()]
+        await sql.run(
+          `INSERT INTO users (id, username, is_suspended, created_at, updated_at)
+           VALUES (?, ?, ${sql.false}, ${sql.time}, ${sql.time})`,
+          user,
+          `user-${user}`,
+          Date.now(),
+          Date.now(),
+        )
+        await sql.run(
+          `INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ${sql.time})`,
+          session,
+          user,
+          Date.now(),
+        )
+        await insertLiveFolder(sql, { id: folder, name: 'mine', parent: null, owner: user, at: Date.now() })
+        return { user, session, folder }
+      }
+      async function held(session: string, waitSeconds: number) {
+        const fresh = JSON.parse((await request(t.app, { url: PATH, session })).payload) as ChangesJson
+        return request(t.app, { url: PATH, session, query: `cursor=${fresh.cursor}&wait=${waitSeconds}` })
+      }
+      const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+      it('a session revoked during the wait: 401 after the change that wakes it, without it', async () => {
+        const { user, session } = await freshUser()
+        const started = Date.now()
+        const answer = held(session, 8)
+        await pause(300)
+        await sql.run('DELETE FROM sessions WHERE id = ?', session)
+        const id = randomUUID()
+        await insertLiveFolder(sql, {
+          id,
+          name: 'after the revoke',
+          parent: null,
+          owner: user,
+          at: Date.now(),
+        })
+        const res = await answer
+        assertUnauthorized(res)
+        assert.ok(!res.payload.includes(id), 'nothing committed after the revoke')
+        assert.ok(Date.now() - started < 4000, 'woken by the change, not by the end of the wait')
+      })
+
+      it('a session revoked during the wait: 401 when the wait runs out too', async () => {
+        const { session } = await freshUser()
+        const answer = held(session, 1)
+        await pause(200)
+        await sql.run('DELETE FROM sessions WHERE id = ?', session)
+        assertUnauthorized(await answer)
+      })
+
+      it('a session expired during the wait: 401', async () => {
+        const { session } = await freshUser()
+        await sql.run(`UPDATE sessions SET expires_at = ${sql.time} WHERE id = ?`, Date.now() + 500, session)
+        assertUnauthorized(await held(session, 2))
+      })
+
+      it('a user frozen during the wait: 403 after a rename, without it', async () => {
+        const { user, session, folder } = await freshUser()
+        const answer = held(session, 8)
+        await pause(300)
+        await sql.run(`UPDATE users SET is_suspended = ${sql.true} WHERE id = ?`, user)
+        await sql.run('UPDATE folders SET name = ? WHERE id = ?', 'renamed while frozen', folder)
+        const res = await answer
+        assertProblem(res, 403, 'FROZEN_ACCOUNT')
+        assert.ok(!res.payload.includes('renamed while frozen'))
+      })
+    })
   })
 
   describe(`${backend.name}: held requests, bounded and answered at shutdown`, { skip: backend.skip }, () => {
@@ -405,7 +479,8 @@ for (const backend of allBackends()) {
           }
         },
       })
-      const app = await appOver(counting)
+      // twenty held requests of one session: above the default bound per session
+      const app = await appOver(counting, { longPollMaxPerSession: 20 })
       const sql = await openRawSql(t.url)
       try {
         const get = (query: string) => request(app, { url: PATH, session: sessions.bobLive.id, query })
@@ -474,6 +549,54 @@ for (const backend of allBackends()) {
           assert.equal(res.statusCode, 200)
           assert.deepEqual(JSON.parse(res.payload), { changes: [], cursor: fresh.cursor, has_more: false })
         }
+        assert.ok(Date.now() - started < 2000)
+      } finally {
+        if (!closed) await app.close()
+      }
+    })
+
+    it('429 with Retry-After past LONG_POLL_PER_SESSION, while another session still holds', async () => {
+      const app = await appOver(t.store, { longPollMaxWaiters: 10, longPollMaxPerSession: 2 })
+      try {
+        const get = (session: string, query: string) => request(app, { url: PATH, session, query })
+        const cursorOf = async (session: string) =>
+          (JSON.parse((await get(session, '')).payload) as ChangesJson).cursor
+        const [alice, bob] = [await cursorOf(sessions.aliceLive.id), await cursorOf(sessions.bobLive.id)]
+        const aliceHeld = [1, 2].map(() => get(sessions.aliceLive.id, `cursor=${alice}&wait=2`))
+        await new Promise((resolve) => setTimeout(resolve, 200))
+        const refused = await get(sessions.aliceLive.id, `cursor=${alice}&wait=2`)
+        assertProblem(refused, 429, 'RATE_LIMITED')
+        assert.match(header(refused, 'retry-after') ?? '', /^[1-9][0-9]*$/)
+        const started = Date.now()
+        const bobHeld = await get(sessions.bobLive.id, `cursor=${bob}&wait=1`)
+        assert.deepEqual(JSON.parse(bobHeld.payload), { changes: [], cursor: bob, has_more: false })
+        assert.ok(Date.now() - started >= 900, 'the other session was held')
+        for (const res of await Promise.all(aliceHeld)) assert.equal(res.statusCode, 200)
+      } finally {
+        await app.close()
+      }
+    })
+
+    it('while draining: 503 UNAVAILABLE with Retry-After, and held requests answered before exit', async () => {
+      const app = await appOver(t.store)
+      let closed = false
+      try {
+        const get = (query: string) => request(app, { url: PATH, session: sessions.aliceLive.id, query })
+        const fresh = JSON.parse((await get('')).payload) as ChangesJson
+        const holding = get(`cursor=${fresh.cursor}&wait=30`)
+        await new Promise((resolve) => setTimeout(resolve, 200))
+        beginDraining(app)
+        for (const query of [`cursor=${fresh.cursor}&wait=30`, `cursor=${fresh.cursor}`, '']) {
+          const res = await get(query)
+          assertProblem(res, 503, 'UNAVAILABLE')
+          assert.match(header(res, 'retry-after') ?? '', /^[1-9][0-9]*$/)
+        }
+        const started = Date.now()
+        await app.close()
+        closed = true
+        const res = await holding
+        assert.equal(res.statusCode, 200)
+        assert.deepEqual(JSON.parse(res.payload), { changes: [], cursor: fresh.cursor, has_more: false })
         assert.ok(Date.now() - started < 2000)
       } finally {
         if (!closed) await app.close()

@@ -52,7 +52,8 @@ describe('configuration', () => {
       listingCacheMb: 64,
       folderBrowser: true,
       changeRetentionDays: 30,
-      longPollMaxWaiters: 10_000,
+      longPollMaxWaiters: 2500,
+      longPollMaxPerSession: 4,
       longPollIntervalMs: 250,
     })
     assert.ok(Object.isFrozen(config))
@@ -88,6 +89,7 @@ describe('configuration', () => {
       FOLDER_BROWSER: 'off',
       CHANGE_RETENTION_DAYS: '7',
       LONG_POLL_MAX_WAITERS: '50',
+      LONG_POLL_PER_SESSION: '2',
       LONG_POLL_INTERVAL_MS: '100',
     }
     assert.deepEqual(loadConfig(env), {
@@ -118,6 +120,7 @@ describe('configuration', () => {
       folderBrowser: false,
       changeRetentionDays: 7,
       longPollMaxWaiters: 50,
+      longPollMaxPerSession: 2,
       longPollIntervalMs: 100,
     })
     const flagged = loadConfig(env, { db: 'sqlite:/tmp/y.db', host: '::1', port: '0', logLevel: 'warn' })
@@ -125,6 +128,11 @@ describe('configuration', () => {
     assert.equal(flagged.host, '::1')
     assert.equal(flagged.port, 0)
     assert.equal(flagged.logLevel, 'warn')
+    assert.equal(
+      loadConfig({ MAX_CONNECTIONS: '40' }).longPollMaxWaiters,
+      10,
+      'held requests default to a quarter of the connections',
+    )
     assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true)
     assert.equal(loadConfig({ FOLDER_BROWSER: 'on' }).folderBrowser, true)
     assert.equal(loadConfig({ FOLDER_BROWSER: 'on' }, { folderBrowser: false }).folderBrowser, false)
@@ -145,7 +153,10 @@ describe('configuration', () => {
     [{ SHUTDOWN_DELAY_MS: '1s' }, 'SHUTDOWN_DELAY_MS'],
     [{ CHANGE_RETENTION_DAYS: '0' }, 'CHANGE_RETENTION_DAYS'],
     [{ CHANGE_RETENTION_DAYS: '30d' }, 'CHANGE_RETENTION_DAYS'],
-    [{ LONG_POLL_MAX_WAITERS: '0' }, 'LONG_POLL_MAX_WAITERS'],
+    [{ LONG_POLL_MAX_WAITERS: '10000' }, 'LONG_POLL_MAX_WAITERS'],
+    [{ MAX_CONNECTIONS: '40', LONG_POLL_MAX_WAITERS: '40' }, 'LONG_POLL_MAX_WAITERS'],
+    [{ LONG_POLL_MAX_WAITERS: '-1' }, 'LONG_POLL_MAX_WAITERS'],
+    [{ LONG_POLL_PER_SESSION: '0' }, 'LONG_POLL_PER_SESSION'],
     [{ LONG_POLL_INTERVAL_MS: '5' }, 'LONG_POLL_INTERVAL_MS'],
     [{ LONG_POLL_INTERVAL_MS: '2000' }, 'LONG_POLL_INTERVAL_MS'],
     [{ METRICS_PORT: '65536' }, 'METRICS_PORT'],

@@ -4,7 +4,14 @@ import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { loadConfig } from '../../src/config.js'
 import { listen } from '../../src/server.js'
-import { ALICE_SESSION, ROOT_FOLDERS, openSeeded, type Seeded } from '../helpers/operability-db.js'
+import http from 'node:http'
+import {
+  ALICE_SESSION,
+  BOB_SESSION,
+  ROOT_FOLDERS,
+  openSeeded,
+  type Seeded,
+} from '../helpers/operability-db.js'
 
 /**
  * Connections that never send a byte are closed at the headers timeout (Node's own timeout
@@ -40,6 +47,28 @@ function getOn(socket: net.Socket, path: string): Promise<string> {
     }
     socket.on('data', onData)
     socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nCookie: session_id=${ALICE_SESSION}\r\n\r\n`)
+  })
+}
+
+/** One GET on a connection of its own, closed after the answer: its status and body. */
+function getAlone(port: number, path: string, session: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        agent: false,
+        headers: { cookie: `session_id=${session}`, connection: 'close' },
+      },
+      (res) => {
+        let body = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk: string) => (body += chunk))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+      },
+    )
+    req.on('error', reject)
   })
 }
 
@@ -130,6 +159,35 @@ describe('connection limits, on a listening server', () => {
     } finally {
       for (const socket of sockets) socket.destroy()
       await app.close()
+    }
+  })
+
+  it('one session holding changes requests cannot take the connections others need', async () => {
+    // MAX_CONNECTIONS 20: a quarter (5) may be held by the process, 4 by one session.
+    const { app, port } = await serve({ MAX_CONNECTIONS: '20' })
+    const held: Promise<{ status: number; body: string }>[] = []
+    try {
+      const fresh = await getAlone(port, '/v1/folders/changes', ALICE_SESSION)
+      const { cursor } = JSON.parse(fresh.body) as { cursor: string }
+      for (let i = 0; i < 20; i++) {
+        held.push(getAlone(port, `/v1/folders/changes?cursor=${cursor}&wait=20`, ALICE_SESSION))
+      }
+      const refused = await within(
+        Promise.all(held.slice(4)),
+        5000,
+        'the requests past the session bound answered at once',
+      )
+      assert.deepEqual(new Set(refused.map((r) => r.status)), new Set([429]))
+      assert.equal((await within(getAlone(port, '/healthz', BOB_SESSION), 2000, '/healthz')).status, 200)
+      const listing = await within(getAlone(port, '/v1/folders', BOB_SESSION), 2000, "another user's listing")
+      assert.equal(listing.status, 200)
+      const fresh2 = await getAlone(port, '/v1/folders/changes', BOB_SESSION)
+      const bobCursor = (JSON.parse(fresh2.body) as { cursor: string }).cursor
+      const bobHeld = getAlone(port, `/v1/folders/changes?cursor=${bobCursor}&wait=1`, BOB_SESSION)
+      assert.equal((await within(bobHeld, 3000, "another user's held request")).status, 200)
+    } finally {
+      await app.close()
+      await Promise.allSettled(held)
     }
   })
 })

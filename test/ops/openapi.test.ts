@@ -114,10 +114,13 @@ describe('OpenAPI document', () => {
       'Folder',
       'FolderChanges',
       'FolderList',
+      'FolderTree',
       'OwnerChange',
       'OwnerInfo',
       'Problem',
       'RemoveChange',
+      'TreeRemove',
+      'TreeUpsert',
       'UpsertChange',
     ])
     const responses = operation.responses

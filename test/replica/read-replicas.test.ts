@@ -18,6 +18,7 @@ import { appOver } from '../helpers/test-app.js'
 import { sleep } from '../helpers/load.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
 import {
+  pauseReplay,
   replicaCluster,
   replicaSkip,
   replicaSuperuser,
@@ -126,15 +127,7 @@ describe(
     it('serves from the primary while paused (0 stale), and from the replica again after resume', async () => {
       assert.equal((await aliceRoot(app)).statusCode, 200)
       assert.ok(replicaReads(db.store) > 0, 'the replica served before the pause')
-      replicaSuperuser('SELECT pg_wal_replay_pause()')
-      for (
-        let i = 0;
-        i < 50 && replicaSuperuser('SELECT pg_get_wal_replay_pause_state()') !== 'paused';
-        i++
-      ) {
-        await sleep(50)
-      }
-      assert.equal(replicaSuperuser('SELECT pg_get_wal_replay_pause_state()'), 'paused')
+      await pauseReplay()
 
       const before = routing(db.store)
       const written: string[] = []
@@ -191,6 +184,28 @@ describe(
         await sleep(100)
       }
       assert.ok(replicaReads(db.store) > resumed, 'reads went back to the replica after resume')
+    })
+
+    it('reads at least the generation that woke it: with replay paused, the primary answers', async () => {
+      const changes = (query: string) =>
+        app.inject({ url: `/v1/folders/changes?${query}`, headers: sessionCookieHeaders(ALICE_SESSION) })
+      const { cursor } = JSON.parse((await changes('')).body) as { cursor: string }
+      await pauseReplay()
+      const held = changes(`cursor=${cursor}&wait=6`)
+      await sleep(300)
+      const id = randomUUID()
+      const committed = Date.now()
+      await insertLiveFolder(sql, { id, name: 'while paused', parent: null, owner: ALICE, at: Date.now() })
+      const res = await held
+      const answered = Date.now()
+      assert.equal(res.statusCode, 200)
+      const body = JSON.parse(res.body) as { changes: { type: string; folder?: { id: string } }[] }
+      assert.deepEqual(
+        body.changes.map((c) => c.folder?.id),
+        [id],
+      )
+      assert.ok(answered - committed < 1500, `answered ${answered - committed} ms after the commit`)
+      replicaSuperuser('SELECT pg_wal_replay_resume()')
     })
 
     function sumLagSkip(stats: ReturnType<typeof routing>): number {

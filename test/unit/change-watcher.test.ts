@@ -27,11 +27,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 describe('change watcher', () => {
   it('reads nothing while no one waits, then all owners in one read per interval', async () => {
     const fake = fakeGenerations({ a: 1, b: 5 })
-    const watcher = new ChangeWatcher(fake.store, { intervalMs: 20, maxWaiters: 10 })
+    const watcher = new ChangeWatcher(fake.store, { intervalMs: 20, maxWaiters: 10, maxPerHolder: 10 })
     await sleep(60)
     assert.equal(fake.calls.length, 0)
-    const holdA = watcher.hold()
-    const holdB = watcher.hold()
+    const holdA = watcher.hold('s')
+    const holdB = watcher.hold('s')
     assert.ok(holdA !== null && holdB !== null)
     const ended = Promise.all([
       holdA.until('a', 1, Date.now() + 150, never),
@@ -51,9 +51,9 @@ describe('change watcher', () => {
 
   it('wakes exactly the waiters whose owner moved', async () => {
     const fake = fakeGenerations({ a: 1, b: 5 })
-    const watcher = new ChangeWatcher(fake.store, { intervalMs: 10, maxWaiters: 10 })
-    const a = watcher.hold()?.until('a', 1, Date.now() + 300, never)
-    const b = watcher.hold()?.until('b', 5, Date.now() + 300, never)
+    const watcher = new ChangeWatcher(fake.store, { intervalMs: 10, maxWaiters: 10, maxPerHolder: 10 })
+    const a = watcher.hold('s')?.until('a', 1, Date.now() + 300, never)
+    const b = watcher.hold('s')?.until('b', 5, Date.now() + 300, never)
     const started = Date.now()
     fake.generations.set('a', 2)
     assert.equal(await a, 'changed')
@@ -61,13 +61,37 @@ describe('change watcher', () => {
     assert.equal(await b, 'timeout')
   })
 
+  it('tells the generation that woke a hold, so the read after it is at least that new', async () => {
+    const fake = fakeGenerations({ a: 1 })
+    const watcher = new ChangeWatcher(fake.store, { intervalMs: 10, maxWaiters: 10, maxPerHolder: 10 })
+    const hold = watcher.hold('s')
+    assert.ok(hold !== null)
+    fake.generations.set('a', 7)
+    assert.equal(await hold.until('a', 1, Date.now() + 300, never), 'changed')
+    assert.equal(hold.wokenAt, 7)
+    assert.equal(await hold.until('a', 7, Date.now() + 30, never), 'timeout')
+    assert.equal(hold.wokenAt, null)
+    hold.release()
+  })
+
+  it('bounds holds per holder (a session) apart from the process bound', () => {
+    const fake = fakeGenerations({})
+    const watcher = new ChangeWatcher(fake.store, { intervalMs: 10, maxWaiters: 10, maxPerHolder: 2 })
+    const first = watcher.hold('one')
+    assert.ok(first !== null && watcher.hold('one') !== null)
+    assert.equal(watcher.hold('one'), null, 'a third hold of one holder')
+    assert.ok(watcher.hold('two') !== null, 'another holder still holds')
+    first.release()
+    assert.ok(watcher.hold('one') !== null, 'a released slot is the holder’s again')
+  })
+
   it('bounds holds, frees a slot on release, on abort at once, and answers all on close', async () => {
     const fake = fakeGenerations({ a: 1 })
-    const watcher = new ChangeWatcher(fake.store, { intervalMs: 10, maxWaiters: 2 })
-    const one = watcher.hold()
-    const two = watcher.hold()
+    const watcher = new ChangeWatcher(fake.store, { intervalMs: 10, maxWaiters: 2, maxPerHolder: 10 })
+    const one = watcher.hold('s')
+    const two = watcher.hold('s')
     assert.ok(one !== null && two !== null)
-    assert.equal(watcher.hold(), null)
+    assert.equal(watcher.hold('s'), null)
     const gone = new AbortController()
     const leaving = one.until('a', 1, Date.now() + 5000, gone.signal)
     const staying = two.until('a', 1, Date.now() + 5000, never)

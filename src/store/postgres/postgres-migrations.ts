@@ -43,18 +43,43 @@ const CHANGED_PLACES = {
       (SELECT ${LISTED} FROM new_folders EXCEPT SELECT ${LISTED} FROM old_folders)) AS moved`,
 }
 
-/** One statement: bump each owner with a changed place once, then log the places (`log`). */
-function recordChanges(places: string, log: boolean): string {
+/**
+ * Migration 010: the places with the side of the change each describes, `place` 0 for the
+ * folder's old state, 1 for a new place it was not in before: inserted, moved, given to
+ * another owner, or undeleted (so the log tells an undelete, after which the folder's
+ * subtree is back in the trees that hold its parent, from a rename, which changes the folder
+ * alone). An update that changes no place or liveness (a rename) logs its old state only.
+ */
+const PLACED_CHANGES = {
+  INSERT: 'SELECT owner_id, folder_id AS parent_id, id AS folder_id, 1 AS place FROM new_folders',
+  DELETE: 'SELECT owner_id, folder_id AS parent_id, id AS folder_id, 0 AS place FROM old_folders',
+  UPDATE: `SELECT owner_id, folder_id AS parent_id, id AS folder_id, 0 AS place FROM (
+        SELECT ${LISTED} FROM old_folders EXCEPT SELECT ${LISTED} FROM new_folders) AS was
+      UNION ALL
+      SELECT n.owner_id, n.folder_id, n.id, 1 FROM (
+        SELECT ${LISTED} FROM new_folders EXCEPT SELECT ${LISTED} FROM old_folders) AS n
+       WHERE NOT EXISTS (SELECT 1 FROM old_folders AS o
+                          WHERE o.id = n.id AND o.owner_id = n.owner_id
+                            AND o.folder_id IS NOT DISTINCT FROM n.folder_id
+                            AND (n.is_deleted OR NOT o.is_deleted))`,
+}
+
+/**
+ * One statement: bump each owner with a changed place once, then log the places (`log`);
+ * `placed`: the places carry their side (PLACED_CHANGES), written to the `place` column.
+ */
+function recordChanges(places: string, log: boolean, placed = false): string {
   const bump = `UPDATE users SET listing_generation = ${NEXT_GENERATION}
        WHERE id IN (SELECT owner_id FROM changed)`
   if (!log) return `WITH changed AS (${places}) ${bump};`
   const bumped = `${bump} RETURNING id, listing_generation`
+  const [column, value, order] = placed ? [', place', ', c.place', ', c.place'] : ['', '', '']
   return `WITH changed AS (SELECT DISTINCT * FROM (${places}) AS p),
       bumped AS (${bumped})
-    INSERT INTO folder_changes (owner_id, generation, kind, parent_id, folder_id)
-    SELECT c.owner_id, b.listing_generation, 'folder', c.parent_id, c.folder_id
+    INSERT INTO folder_changes (owner_id, generation, kind, parent_id, folder_id${column})
+    SELECT c.owner_id, b.listing_generation, 'folder', c.parent_id, c.folder_id${value}
       FROM changed AS c JOIN bumped AS b ON b.id = c.owner_id
-     ORDER BY b.listing_generation, c.parent_id, c.folder_id;`
+     ORDER BY b.listing_generation${order}, c.parent_id, c.folder_id;`
 }
 
 type Operation = 'INSERT' | 'DELETE' | 'UPDATE'
@@ -92,6 +117,13 @@ function folderStatementFunction(name: string, work: (operation: Operation) => s
 export function folderChangesFunction({ log }: { log: boolean }): string {
   return folderStatementFunction('folders_changes_trigger', (operation) =>
     recordChanges(CHANGED_PLACES[operation], log),
+  )
+}
+
+/** The trigger function of migration 010: migration 006's, logging each place with its side. */
+export function treeChangesFunction({ log }: { log: boolean }): string {
+  return folderStatementFunction('folders_changes_trigger', (operation) =>
+    recordChanges(PLACED_CHANGES[operation], log, true),
   )
 }
 
@@ -464,6 +496,16 @@ const MIGRATIONS: SqlMigration[] = [
       $$;
       CREATE TRIGGER users_truncate AFTER TRUNCATE ON users
         FOR EACH STATEMENT EXECUTE FUNCTION users_truncate_trigger();
+    `,
+  },
+  {
+    // The folder tree feed (docs/api.md "Folder tree") needs the side of each logged place:
+    // a folder's parent before a move (its old place), and an undelete told from a rename.
+    // Rows logged before have no side (null).
+    name: '010-tree-log',
+    sql: `
+      ALTER TABLE folder_changes ADD COLUMN place smallint CHECK (place IN (0, 1));
+      ${treeChangesFunction({ log: true })}
     `,
   },
 ]

@@ -63,6 +63,41 @@ export const logOwners = (kind: 'owner' | 'reset', where: string) => `
   INSERT INTO folder_changes (owner_id, generation, id, kind)
     SELECT id, listing_generation, 0, '${kind}' FROM users WHERE ${where};`
 
+/** An update changed a column a listing shows, or that decides whether and where a folder is listed. */
+const FOLDER_CHANGED = ['id', 'name', 'folder_id', 'owner_id', 'is_deleted', 'created_at', 'updated_at']
+  .map((column) => `OLD.${column} IS NOT NEW.${column}`)
+  .join(' OR ')
+
+/** The folder's new place is a place it was not in before (the log row of place 1, migration 006). */
+const NEW_PLACE =
+  'OLD.owner_id IS NOT NEW.owner_id OR OLD.folder_id IS NOT NEW.folder_id OR OLD.id IS NOT NEW.id'
+
+/**
+ * Now in microseconds since the epoch from julianday(), which every SQLite the writers use
+ * has (unixepoch() is 3.38, its 'subsec' 3.42): for the triggers made from migration 010 on.
+ */
+const PORTABLE_NOW_MICROS = "CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)"
+
+/**
+ * Migration 010: the update trigger of migration 006, which also logs the new place (row 1)
+ * when a folder is undeleted, so that the log tells an undelete (the folder and its subtree
+ * came back into every tree that holds its parent) from a rename (the folder alone changed):
+ * both log the old place (row 0) at the same parent.
+ */
+export function treeUpdateTrigger(): string {
+  return `
+    CREATE TRIGGER folders_changes_update
+      AFTER UPDATE OF id, name, folder_id, owner_id, is_deleted, created_at, updated_at ON folders
+      WHEN ${FOLDER_CHANGED}
+    BEGIN
+      UPDATE users SET listing_generation = max(listing_generation + 1, ${PORTABLE_NOW_MICROS})
+       WHERE id IN (OLD.owner_id, NEW.owner_id);
+      ${logFolder('OLD')}
+      ${logFolder('NEW', `AND (${NEW_PLACE} OR (OLD.is_deleted = 1 AND NEW.is_deleted = 0))`)}
+    END;
+  `
+}
+
 /**
  * The triggers that bump listing generations and write the change log (migration 006).
  * `log` false leaves the log out: the bench measures what the log costs a writer with it.
@@ -72,9 +107,7 @@ export function changeTriggers({ log }: { log: boolean }): string {
   const bump = (ids: string, generation = NEXT_GENERATION) =>
     `UPDATE users SET listing_generation = ${generation} WHERE id IN (${ids});`
   const when = (sql: string) => (log ? sql : '')
-  const changed = ['id', 'name', 'folder_id', 'owner_id', 'is_deleted', 'created_at', 'updated_at']
-    .map((column) => `OLD.${column} IS NOT NEW.${column}`)
-    .join(' OR ')
+  const changed = FOLDER_CHANGED
   return `
     CREATE TRIGGER folders_changes_insert AFTER INSERT ON folders
     BEGIN
@@ -98,12 +131,7 @@ export function changeTriggers({ log }: { log: boolean }): string {
     BEGIN
       ${bump('OLD.owner_id, NEW.owner_id')}
       ${when(logFolder('OLD'))}
-      ${when(
-        logFolder(
-          'NEW',
-          'AND (OLD.owner_id IS NOT NEW.owner_id OR OLD.folder_id IS NOT NEW.folder_id OR OLD.id IS NOT NEW.id)',
-        ),
-      )}
+      ${when(logFolder('NEW', `AND (${NEW_PLACE})`))}
     END;
 
     CREATE TRIGGER users_changes_insert AFTER INSERT ON users
@@ -449,6 +477,16 @@ const MIGRATIONS: SqlMigration[] = [
       BEGIN
         SELECT RAISE(ABORT, 'folders: ${FOLDER_NAME_ENCODING_RULE}');
       END;
+    `,
+  },
+  {
+    // The folder tree feed (docs/api.md "Folder tree") must re-send the subtree of a folder
+    // that comes back, and must not re-send it for a rename: an undelete now also logs the
+    // new place (row 1), as a move does.
+    name: '010-tree-log',
+    sql: `
+      DROP TRIGGER folders_changes_update;
+      ${treeUpdateTrigger()}
     `,
   },
 ]
