@@ -1,8 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { OwnerChange } from './changes.js'
-import { DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT, ChangesQuery } from './changes-query.js'
 import { Folder } from './folder.js'
-import { ListFoldersQuery, POSITIVE_INT32_PATTERN } from './list-folders-query.js'
 import { refTo } from './ref.js'
 
 /**
@@ -66,33 +64,3 @@ export const FolderTree = Type.Object(
 export type FolderTreeBody = Static<typeof FolderTree>
 /** One element of `changes`. */
 export type TreeEntry = FolderTreeBody['changes'][number]
-
-/** Query of GET /v1/folders/tree: values stay strings, as for the other endpoints. */
-export const TreeQuery = Type.Object(
-  {
-    root: Type.Optional(
-      Type.String({
-        pattern: ListFoldersQuery.properties.folder_id.pattern,
-        description: 'The folder whose subtree is followed (not the folder itself). Absent: the root.',
-      }),
-    ),
-    cursor: Type.Optional(
-      Type.String({
-        pattern: ChangesQuery.properties.cursor.pattern,
-        description:
-          'Tree cursor, exactly as an earlier answer of this endpoint gave it, for the same user and root. Absent: start a new download.',
-      }),
-    ),
-    limit: Type.Optional(
-      Type.String({
-        pattern: POSITIVE_INT32_PATTERN,
-        description: `Most entries in one answer (decimal digits, 1 or more). Default ${DEFAULT_CHANGES_LIMIT}; above ${MAX_CHANGES_LIMIT} it is clamped to ${MAX_CHANGES_LIMIT}.`,
-        examples: ['100'],
-      }),
-    ),
-    wait: ChangesQuery.properties.wait,
-  },
-  { additionalProperties: true },
-)
-
-export type TreeQueryString = Static<typeof TreeQuery>
