@@ -1,12 +1,12 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox'
 import type { ServingStore } from '../store/store.js'
 import { FolderChanges, type FolderChangesBody } from '../schemas/changes.js'
-import { ChangesQuery } from '../schemas/changes-query.js'
+import { CHANGES_PARAMETER_RULES, ChangesQuery } from '../schemas/changes-query.js'
 import { Problem } from '../schemas/problem.js'
 import { refTo } from '../schemas/ref.js'
 import { authenticate } from '../http/auth.js'
 import { JSON_CONTENT_TYPE, serializedText } from '../http/serialized.js'
-import { problems } from '../http/problems.js'
+import { parameterProblems, problems } from '../http/problems.js'
 import { refuseOtherMethods } from '../http/method-not-allowed.js'
 import { changesRequest, type ChangesFeed } from '../feed/changes.js'
 import { LIST_PATH } from './folders.js'
@@ -57,7 +57,12 @@ export const changesRoutes: FastifyPluginCallbackTypebox<ChangesRouteOptions> = 
   // by the 200 schema, for all of them.
   const serialized = new WeakMap<FolderChangesBody, string>()
 
-  app.get(CHANGES_PATH, { schema: changesSchema, onRequest: authenticate(store) }, async (request, reply) => {
+  const routeOptions = {
+    schema: changesSchema,
+    schemaErrorFormatter: parameterProblems(CHANGES_PARAMETER_RULES),
+    onRequest: authenticate(store),
+  }
+  app.get(CHANGES_PATH, routeOptions, async (request, reply) => {
     // A client that goes away frees its slot at once, not when its wait would have ended.
     const gone = new AbortController()
     const onClose = () => {
@@ -73,7 +78,7 @@ export const changesRoutes: FastifyPluginCallbackTypebox<ChangesRouteOptions> = 
         case 'parent-not-found':
           throw problems.folderNotFound()
         case 'cursor-invalid':
-          throw problems.invalidParameter('cursor')
+          throw problems.invalidParameter('cursor', CHANGES_PARAMETER_RULES)
         case 'expired':
           throw problems.cursorExpired()
         case 'busy':
