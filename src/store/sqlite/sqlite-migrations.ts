@@ -19,22 +19,36 @@ const userOutOfBounds = (row: string) =>
 const USER_BOUNDS_RULE =
   'a username must be 1 to 255 characters without control characters, an avatar_url at most 2,048 characters'
 
-/** Now in microseconds since the epoch (SQLite's clock has millisecond resolution). */
-const NOW_MICROS = "CAST(unixepoch('subsec') * 1000000 AS INTEGER)"
+/**
+ * Now in microseconds since the epoch, in what every writer's SQLite has: julianday() (the
+ * command line of Debian 12 and Ubuntu 22.04 lacks unixepoch('subsec'), 3.42, and returns
+ * NULL for it). SQLite's clock counts milliseconds: rounding to the millisecond removes the
+ * floating-point error of the Julian day (about 40 microseconds today), so the value is the
+ * clock's own.
+ */
+const NOW_MICROS = "CAST(round((julianday('now') - 2440587.5) * 86400000) AS INTEGER) * 1000"
+
+/**
+ * The clock migration 006 ran with (SQLite 3.42 and later only): frozen there, since
+ * databases ran it; 008 made the triggers again with NOW_MICROS.
+ */
+const NOW_MICROS_006 = "CAST(unixepoch('subsec') * 1000000 AS INTEGER)"
 
 /**
  * An owner's next listing generation (migration 006): above the previous one and at least
  * the clock, so a value never repeats for an owner, not even after a restored backup.
  */
-export const NEXT_GENERATION = `max(listing_generation + 1, ${NOW_MICROS})`
+const nextGeneration = (now: string) => `max(listing_generation + 1, ${now})`
+export const NEXT_GENERATION = nextGeneration(NOW_MICROS)
 
 /**
  * The first generation of a user inserted (or imported): also above the last one of a
  * deleted user with the same id, which SQLite's millisecond clock alone would not ensure
  * for a user deleted and made again within one millisecond.
  */
-export const FIRST_GENERATION = `max(${NEXT_GENERATION},
+const firstGeneration = (now: string) => `max(${nextGeneration(now)},
   coalesce((SELECT generation + 1 FROM retired_generations WHERE owner_id = users.id), 0))`
+export const FIRST_GENERATION = firstGeneration(NOW_MICROS)
 
 /**
  * The messages of writes refused because SQLite would delete a row without firing its
@@ -64,12 +78,13 @@ export const logOwners = (kind: 'owner' | 'reset', where: string) => `
     SELECT id, listing_generation, 0, '${kind}' FROM users WHERE ${where};`
 
 /**
- * The triggers that bump listing generations and write the change log (migration 006).
- * `log` false leaves the log out: the bench measures what the log costs a writer with it.
- * One trigger per event, so the bump always precedes the log row that reads it.
+ * The triggers that bump listing generations and write the change log (migrations 006 and
+ * 008). `log` false leaves the log out: the bench measures what the log costs a writer with
+ * it. `now` is the clock expression (006's own stays frozen). One trigger per event, so the
+ * bump always precedes the log row that reads it.
  */
-export function changeTriggers({ log }: { log: boolean }): string {
-  const bump = (ids: string, generation = NEXT_GENERATION) =>
+export function changeTriggers({ log, now = NOW_MICROS }: { log: boolean; now?: string }): string {
+  const bump = (ids: string, generation = nextGeneration(now)) =>
     `UPDATE users SET listing_generation = ${generation} WHERE id IN (${ids});`
   const when = (sql: string) => (log ? sql : '')
   const changed = ['id', 'name', 'folder_id', 'owner_id', 'is_deleted', 'created_at', 'updated_at']
@@ -110,7 +125,7 @@ export function changeTriggers({ log }: { log: boolean }): string {
     BEGIN
       SELECT RAISE(ABORT, '${replaceRefused('users')}')
        WHERE EXISTS (SELECT 1 FROM replaced_rows WHERE tbl = 'users' AND id = NEW.id);
-      ${bump('NEW.id', FIRST_GENERATION)}
+      ${bump('NEW.id', firstGeneration(now))}
       ${when(logOwners('owner', 'id = NEW.id'))}
     END;
 
@@ -375,7 +390,7 @@ const MIGRATIONS: SqlMigration[] = [
       ) STRICT, WITHOUT ROWID;
       CREATE INDEX folder_changes_resets ON folder_changes (owner_id, generation) WHERE kind = 'reset';
 
-      UPDATE users SET listing_generation = ${NEXT_GENERATION};
+      UPDATE users SET listing_generation = ${nextGeneration(NOW_MICROS_006)};
       ${logOwners('reset', 'true')}
 
       -- A user deleted takes its history along: one made again with the same id starts
@@ -422,7 +437,7 @@ const MIGRATIONS: SqlMigration[] = [
       BEGIN
         SELECT RAISE(ABORT, '${updateOntoRefused('users', 'id or username')}');
       END;
-      ${changeTriggers({ log: true })}
+      ${changeTriggers({ log: true, now: NOW_MICROS_006 })}
     `,
   },
   {
@@ -449,6 +464,21 @@ const MIGRATIONS: SqlMigration[] = [
       BEGIN
         SELECT RAISE(ABORT, 'folders: ${FOLDER_NAME_ENCODING_RULE}');
       END;
+    `,
+  },
+  {
+    // Other writers use their distribution's sqlite3 (docs/operations.md "Other writers"):
+    // 006's triggers called unixepoch('subsec'), which SQLite before 3.42 reads as NULL, so
+    // every write to folders or users from Debian 12's sqlite3 (3.40) failed on
+    // users.listing_generation. The same triggers, with a clock every version has.
+    name: '008-portable-clock',
+    sql: `
+      DROP TRIGGER folders_changes_insert;
+      DROP TRIGGER folders_changes_delete;
+      DROP TRIGGER folders_changes_update;
+      DROP TRIGGER users_changes_insert;
+      DROP TRIGGER users_changes_update;
+      ${changeTriggers({ log: true })}
     `,
   },
 ]
