@@ -128,10 +128,11 @@ class Replica {
     if (this.probing || (this.awaitingProbe && now < this.skipUntil)) return
     this.probing = true
     try {
-      const [expected, { rows }] = await Promise.all([
-        primary(),
-        this.connections.query<ProbeRow>(PROBE, { retry: true }),
-      ])
+      // Until the primary has told its identity (it is down, or its schema not made yet)
+      // there is nothing to compare with: the replica stays as it is, out of rotation at first.
+      const expected = await primary().catch(() => undefined)
+      if (expected === undefined) return
+      const { rows } = await this.connections.query<ProbeRow>(PROBE, { retry: true })
       const row = rows[0]
       if (row === undefined) throw new Error('the probe returned no row')
       const mismatch = row.recovery ? identityMismatch(expected, row) : 'not-a-replica'
