@@ -140,6 +140,13 @@ export async function runPrimary(config: Readonly<Config>, workers: number): Pro
       stopAll()
     })
   }
+  // Workers accept connections themselves from the one listening socket they share, instead
+  // of the primary accepting and handing each over (node:cluster's default on Linux): a
+  // connection handed to a worker as it died stayed open in the primary, unanswered, for
+  // ever. Now a connection is either still queued on the shared socket, where the other
+  // worker accepts it, or accepted by the dying worker, and the kernel resets it when that
+  // process ends (docs/operations.md "Workers").
+  cluster.schedulingPolicy = cluster.SCHED_NONE
   for (let i = 0; i < workers; i++) fork()
   return finished
 }

@@ -202,21 +202,46 @@ function trustProxy(value: string | undefined): boolean | readonly string[] {
   return Object.freeze(entries)
 }
 
-/** Comma-separated postgres:// or postgresql:// URLs; the message never repeats one (passwords). */
+/**
+ * Comma-separated postgres:// or postgresql:// URLs, each one pg can connect with: a host
+ * (or a `host=` socket directory), a port from 1 to 65535, valid percent escapes. An empty
+ * entry (`url,,`) is refused too: it is a typo, not "no replica". The message names the
+ * entry by position and never repeats it (it may hold a password).
+ */
 function readUrls(value: string | undefined): readonly string[] {
-  const urls = text(value, '')
-    .split(',')
-    .map((url) => url.trim())
-    .filter((url) => url !== '')
+  const raw = text(value, '')
+  if (raw.trim() === '') return Object.freeze([])
+  const urls = raw.split(',').map((url) => url.trim())
   urls.forEach((url, index) => {
-    if (!/^postgres(ql)?:\/\/[^\s]+$/i.test(url)) {
+    const problem = readUrlProblem(url)
+    if (problem !== null) {
       throw new ConfigError(
         'DATABASE_READ_URLS',
-        `expected comma-separated postgres:// URLs; entry ${index + 1} is not one`,
+        `expected comma-separated postgres:// URLs; entry ${index + 1} ${problem}`,
       )
     }
   })
   return Object.freeze(urls)
+}
+
+/** Why one read URL cannot be used, or null; the reason never quotes the URL. */
+function readUrlProblem(url: string): string | null {
+  if (url === '') return 'is empty'
+  if (!/^postgres(ql)?:\/\/[^\s]+$/i.test(url)) return 'is not one'
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return 'cannot be parsed (check its host and port)'
+  }
+  if (parsed.port === '0') return 'has port 0 (expected 1 to 65535)'
+  if (parsed.hostname === '' && !parsed.searchParams.has('host')) return 'names no host'
+  try {
+    decodeURIComponent(parsed.username + parsed.password + parsed.pathname)
+  } catch {
+    return 'has a malformed percent escape'
+  }
+  return null
 }
 
 /** METRICS_PORT set (1-65535, or 0 for any free port): /metrics moves to METRICS_HOST:METRICS_PORT. */

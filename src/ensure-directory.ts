@@ -32,3 +32,12 @@ export function ensureDirectory(dir: string): void {
     }
   }
 }
+
+/** Whether `dir` names an existing directory (a link to one counts). */
+export function isDirectory(dir: string): boolean {
+  try {
+    return statSync(dir).isDirectory()
+  } catch {
+    return false
+  }
+}

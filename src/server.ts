@@ -55,6 +55,12 @@ export async function listen(config: Readonly<Config>, options: ListenOptions): 
     await store.close()
   })
   boundConnections(app.server, config.maxConnections, app.log)
+  store.onReplicaRefused?.((replica, reason) =>
+    app.log.warn(
+      { replica, reason },
+      `DATABASE_READ_URLS: ${replica} is not a streaming replica of DATABASE_URL's database (${reason}); it is not read`,
+    ),
+  )
   if (config.metricsPort !== null) {
     try {
       await listenForMetrics(app, metrics, config.metricsHost, config.metricsPort)

@@ -1,7 +1,12 @@
 import { createServer, STATUS_CODES, type Server } from 'node:http'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { instrumented } from '../store/instrumented-store.js'
-import { FALLBACK_REASONS, type ReadRoutingStats, type ServingStore } from '../store/store.js'
+import {
+  FALLBACK_REASONS,
+  REPLICA_REFUSALS,
+  type ReadRoutingStats,
+  type ServingStore,
+} from '../store/store.js'
 
 /**
  * Prometheus metrics at GET /metrics (text format 0.0.4), on the main listener or on its own
@@ -10,7 +15,8 @@ import { FALLBACK_REASONS, type ReadRoutingStats, type ServingStore } from '../s
  *   pattern, never the raw URL: bounded label values) and status;
  * - db_operation_duration_seconds by operation, backend and outcome (a Store decorator);
  * - with PostgreSQL: db_reads_total (listing reads by target, primary or replica),
- *   db_replica_fallbacks_total (by replica and reason), db_replica_lag_seconds and
+ *   db_replica_fallbacks_total (by replica and reason), db_replica_lag_seconds,
+ *   db_replica_refused (by replica and reason: not a replica of the primary's database) and
  *   db_primary_statements_total (all the primary was asked), read from
  *   the store at each scrape;
  * - the process and Node.js defaults of prom-client (CPU, memory, event loop lag, GC...).
@@ -136,6 +142,19 @@ export class AppMetrics {
         this.reset()
         for (const { name, lagSeconds } of stats().replicas) {
           if (lagSeconds !== null) this.set({ replica: name }, lagSeconds)
+        }
+      },
+    })
+    new Gauge({
+      name: 'db_replica_refused',
+      help: 'Read replica URLs not read because they are not a streaming replica of the primary database (1 while so), by reason',
+      labelNames: ['replica', 'reason'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset()
+        for (const { name, refused } of stats().replicas) {
+          for (const reason of REPLICA_REFUSALS)
+            this.set({ replica: name, reason }, refused === reason ? 1 : 0)
         }
       },
     })

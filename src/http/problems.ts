@@ -1,9 +1,16 @@
 import { STATUS_CODES } from 'node:http'
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  FastifySchemaValidationError,
+} from 'fastify'
+import type { SchemaErrorFormatter } from 'fastify/types/schema.js'
 import fp from 'fastify-plugin'
 import { StoreUnavailableError } from '../store/store.js'
 import type { ProblemBody, ProblemCode } from '../schemas/problem.js'
-import { PARAMETER_RULES } from '../schemas/list-folders-query.js'
+import { PARAMETER_RULES, type ParameterRules } from '../schemas/list-folders-query.js'
 
 /**
  * Every error leaves as RFC 9457 problem+json (docs/api.md "Errors"). Handlers throw an
@@ -36,9 +43,11 @@ const unavailable = (detail: string) =>
 
 export const problems = {
   invalidInput: (detail: string) => new HttpProblem(400, 'INVALID_INPUT', detail),
-  /** 400 naming a query parameter of GET /v1/folders and its rule. */
-  invalidParameter: (param: keyof typeof PARAMETER_RULES) =>
-    new HttpProblem(400, 'INVALID_INPUT', `Query parameter '${param}' ${PARAMETER_RULES[param]}.`),
+  /** 400 naming a query parameter and its rule (the listing's rules unless a route has its own). */
+  invalidParameter: <Rules extends ParameterRules = typeof PARAMETER_RULES>(
+    param: keyof Rules & string,
+    rules: Rules = PARAMETER_RULES as ParameterRules as Rules,
+  ) => new HttpProblem(400, 'INVALID_INPUT', `Query parameter '${param}' ${rules[param]}.`),
   unauthorized: (detail: string) =>
     new HttpProblem(401, 'UNAUTHORIZED', detail, { 'www-authenticate': UNAUTHORIZED_CHALLENGE }),
   frozen: () => new HttpProblem(403, 'FROZEN_ACCOUNT', 'This account is frozen.'),
@@ -84,14 +93,29 @@ export function sendProblem(
   return reply.code(problem.status).headers(problem.headers).type(PROBLEM_CONTENT_TYPE).send(body)
 }
 
-/** Fastify's schema validation error for the querystring, named by parameter. */
-function fromValidation(error: FastifyError): HttpProblem {
-  const first = error.validation?.[0]
-  const param = first?.instancePath.replace(/^\//, '').split('/')[0] ?? ''
-  if (Object.hasOwn(PARAMETER_RULES, param))
-    return problems.invalidParameter(param as keyof typeof PARAMETER_RULES)
-  return problems.invalidInput(`The ${error.validationContext ?? 'request'} is malformed.`)
+/** A schema validation failure as the 400 naming the first offending parameter by its rule. */
+function validationProblem(
+  errors: readonly FastifySchemaValidationError[] | undefined,
+  context: string | undefined,
+  rules: ParameterRules,
+): HttpProblem {
+  const param = errors?.[0]?.instancePath.replace(/^\//, '').split('/')[0] ?? ''
+  if (Object.hasOwn(rules, param)) return problems.invalidParameter(param, rules)
+  return problems.invalidInput(`The ${context ?? 'request'} is malformed.`)
 }
+
+/**
+ * A route's `schemaErrorFormatter` for a route whose parameters have rules of their own
+ * (the same name can mean another thing on another route: a changes `cursor` is not a
+ * listing's continuation token).
+ */
+export const parameterProblems =
+  (rules: ParameterRules): SchemaErrorFormatter =>
+  (errors, context) =>
+    validationProblem(errors, context, rules)
+
+const fromValidation = (error: FastifyError): HttpProblem =>
+  validationProblem(error.validation, error.validationContext, PARAMETER_RULES)
 
 /** Maps anything thrown during a request to the problem it answers with. */
 export function toProblem(error: unknown): HttpProblem {

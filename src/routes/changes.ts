@@ -1,13 +1,13 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox'
 import type { ServingStore } from '../store/store.js'
 import { FolderChanges, type FolderChangesBody } from '../schemas/changes.js'
-import { ChangesQuery } from '../schemas/changes-query.js'
+import { CHANGES_PARAMETER_RULES, ChangesQuery } from '../schemas/changes-query.js'
 import { Problem } from '../schemas/problem.js'
 import { refTo } from '../schemas/ref.js'
 import { authenticate, sessionOf } from '../http/auth.js'
 import { feedProblem } from '../http/feed-problems.js'
 import { JSON_CONTENT_TYPE, serializedText } from '../http/serialized.js'
-import { problems } from '../http/problems.js'
+import { parameterProblems, problems } from '../http/problems.js'
 import { refuseOtherMethods } from '../http/method-not-allowed.js'
 import { changesRequest, type ChangesFeed } from '../feed/changes.js'
 import { LIST_PATH } from './folders.js'
@@ -58,7 +58,12 @@ export const changesRoutes: FastifyPluginCallbackTypebox<ChangesRouteOptions> = 
   // by the 200 schema, for all of them.
   const serialized = new WeakMap<FolderChangesBody, string>()
 
-  app.get(CHANGES_PATH, { schema: changesSchema, onRequest: authenticate(store) }, async (request, reply) => {
+  const routeOptions = {
+    schema: changesSchema,
+    schemaErrorFormatter: parameterProblems(CHANGES_PARAMETER_RULES),
+    onRequest: authenticate(store),
+  }
+  app.get(CHANGES_PATH, routeOptions, async (request, reply) => {
     // A client that goes away frees its slot at once, not when its wait would have ended.
     const gone = new AbortController()
     const onClose = () => {
@@ -79,7 +84,7 @@ export const changesRoutes: FastifyPluginCallbackTypebox<ChangesRouteOptions> = 
         case 'busy':
         case 'session-ended':
         case 'frozen':
-          throw feedProblem(result)
+          throw feedProblem(result, CHANGES_PARAMETER_RULES)
         case 'answer': {
           let text = serialized.get(result.body)
           if (text === undefined) {

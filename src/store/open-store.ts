@@ -1,5 +1,12 @@
+import { dirname, resolve } from 'node:path'
 import type { Config } from '../config.js'
-import { ConfigError, DEFAULT_REPLICA_POOL_SIZE, DEFAULT_REPLICA_TIMEOUT_MS } from '../config.js'
+import {
+  ConfigError,
+  DEFAULT_DATABASE_URL,
+  DEFAULT_REPLICA_POOL_SIZE,
+  DEFAULT_REPLICA_TIMEOUT_MS,
+} from '../config.js'
+import { isDirectory } from '../ensure-directory.js'
 import { openSqliteStore } from './sqlite/sqlite-store.js'
 import type { Store } from './store.js'
 
@@ -16,6 +23,23 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
   const path = url.replace(/^sqlite:(\/\/)?/i, '')
   if (path === '') throw new ConfigError('DATABASE_URL', `no SQLite file path in '${url}'`)
   return { kind: 'sqlite', path }
+}
+
+/**
+ * Whether the SQLite file's directory may be created: only the default's (`./data/`). Any
+ * other directory must exist, so a typo in `--db` stops the command instead of serving a
+ * fresh empty database; the error names the setting.
+ */
+function createsSqliteDirectory(path: string): boolean {
+  if (path === ':memory:') return false
+  const directory = dirname(resolve(path))
+  const defaultTarget = parseDatabaseUrl(DEFAULT_DATABASE_URL)
+  if (defaultTarget.kind === 'sqlite' && directory === dirname(resolve(defaultTarget.path))) return true
+  if (isDirectory(directory)) return false
+  throw new ConfigError(
+    'DATABASE_URL',
+    `the directory of SQLite database ${path} does not exist (set by --db or DATABASE_URL; only the default ./data/ is created)`,
+  )
 }
 
 export type StoreSettings = Pick<
@@ -57,7 +81,10 @@ export async function openStore(settings: StoreSettings): Promise<Store> {
     if ((settings.databaseReadUrls ?? []).length > 0) {
       throw new ConfigError('DATABASE_READ_URLS', 'read replicas need a PostgreSQL DATABASE_URL')
     }
-    store = openSqliteStore(target.path, { busyTimeoutMs: settings.sqliteBusyTimeoutMs })
+    store = openSqliteStore(target.path, {
+      busyTimeoutMs: settings.sqliteBusyTimeoutMs,
+      createDirectory: createsSqliteDirectory(target.path),
+    })
   }
   try {
     await store.migrate()

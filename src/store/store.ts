@@ -273,6 +273,12 @@ export interface ServingStore {
   readRouting?(): ReadRoutingStats
 
   /**
+   * With read replicas: `listener` hears of every replica found not to be one of the
+   * primary's database (the ones found so far at once, then each new finding once).
+   */
+  onReplicaRefused?(listener: (replica: string, reason: ReplicaRefusal) => void): void
+
+  /**
    * The changes of one parent's listing after a position, for the change feed. Everything is
    * read in ONE snapshot (PostgreSQL: one statement; SQLite: one read transaction): the
    * parent check, the position's validity, the log rows, the folders' current states, the
@@ -324,6 +330,24 @@ export const FALLBACK_REASONS: readonly FallbackReason[] = [
   'skipped',
 ]
 
+/**
+ * Why a URL of DATABASE_READ_URLS is never read: it is not a streaming replica of the
+ * database DATABASE_URL names (docs/scale-out.md "Replica identity").
+ */
+export type ReplicaRefusal =
+  /** not in recovery: a primary (another database of it, say) or a promoted replica */
+  | 'not-a-replica'
+  /** a server of another cluster (another system identifier) */
+  | 'other-cluster'
+  /** the same cluster, but another database (another oid, name or deployment key) */
+  | 'other-database'
+
+export const REPLICA_REFUSALS: readonly ReplicaRefusal[] = [
+  'not-a-replica',
+  'other-cluster',
+  'other-database',
+]
+
 /** Totals since start: every routed read counts once, where it was finally served. */
 export interface ReadRoutingStats {
   primaryReads: number
@@ -337,6 +361,8 @@ export interface ReadRoutingStats {
     fallbacks: Readonly<Record<FallbackReason, number>>
     /** replay lag at the last probe, in seconds; null: not measured (down, not yet probed) */
     lagSeconds: number | null
+    /** set while the last identity check found it is not a replica of the primary's database */
+    refused: ReplicaRefusal | null
   }>
 }
 

@@ -65,13 +65,41 @@ describe('sqlite: migrate and --db on files', () => {
 
   after(() => tmp?.remove())
 
-  it('creates a missing database file (and its directory) in a writable place; a second run is a no-op', async () => {
-    const path = join(tmp.dir, 'new', 'nested', 'fresh.db')
+  it('creates a missing database file in an existing directory; a second run is a no-op', async () => {
+    const path = join(tmp.dir, 'fresh.db')
     const args = ['migrate', '--db', `sqlite:${path}`]
     const results = [await runCli(args), await runCli(args)]
     for (const result of results) assertOk(result, args)
     assert.ok(existsSync(path), 'the database file exists')
     assert.deepEqual(await tableCounts(`sqlite:${path}`), { users: 0, sessions: 0, folders: 0, files: 0 })
+  })
+
+  it('refuses a --db or DATABASE_URL whose directory does not exist, in every command, creating nothing', async () => {
+    const missing = join(tmp.dir, 'no-such-dir', 'deeper')
+    const path = join(missing, 'x.db')
+    const importFile = join(tmp.dir, 'empty-import.json')
+    writeFileSync(importFile, '{}')
+    const commands = [
+      ['serve', '--db', path, '--port', '0'],
+      ['migrate', '--db', `sqlite:${path}`],
+      ['import', importFile, '--db', path],
+      ['user', 'list', '--db', path],
+    ]
+    const results = await runAll(commands)
+    results.forEach((result, index) =>
+      assertOneLineError(result, /DATABASE_URL: .*no-such-dir.* does not exist.*--db/, commands[index]),
+    )
+    const byEnv = await runCli(['migrate'], { env: { DATABASE_URL: `sqlite:${path}` } })
+    assertOneLineError(byEnv, /DATABASE_URL: .*does not exist/, ['migrate'])
+    assert.ok(!existsSync(join(tmp.dir, 'no-such-dir')), 'no directory was made')
+  })
+
+  it('creates the default ./data/ directory (and only that one)', async () => {
+    const cwd = join(tmp.dir, 'default-cwd')
+    mkdirSync(cwd)
+    const result = await runCli(['migrate'], { cwd, env: { DATABASE_URL: undefined } })
+    assertOk(result, ['migrate'])
+    assert.ok(existsSync(join(cwd, 'data', 'folder-service.db')), 'the default database file exists')
   })
 
   it('takes a plain file path, DATABASE_URL, and --db over DATABASE_URL', async () => {

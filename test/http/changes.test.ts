@@ -37,6 +37,12 @@ function assertInvalidParam(res: LightMyRequestResponse, param: string) {
   for (const other of ['folder_id', 'cursor', 'limit', 'wait'].filter((p) => p !== param)) {
     assert.ok(!problem.detail.includes(`'${other}'`), `detail names only ${param}: ${problem.detail}`)
   }
+  if (param === 'cursor') {
+    // where a changes cursor comes from, not a listing's continuation token
+    assert.match(problem.detail, /this endpoint/, problem.detail)
+    assert.match(problem.detail, /rel="changes"/, problem.detail)
+    assert.doesNotMatch(problem.detail, /continuation token|Link header/, problem.detail)
+  }
 }
 
 for (const backend of allBackends()) {

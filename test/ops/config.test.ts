@@ -9,6 +9,7 @@ import { openStore } from '../../src/store/open-store.js'
 import { TEST_SETTINGS } from '../helpers/backends.js'
 import { appOver } from '../helpers/test-app.js'
 import { openSeeded, type Seeded } from '../helpers/operability-db.js'
+import { replicaSkip } from '../helpers/replica.js'
 
 /** README "Configuration": every setting from the environment, validated once, bad values named. */
 
@@ -192,6 +193,37 @@ describe('configuration', () => {
     }
   })
 
+  it('refuses a read URL pg could not use, or an empty entry, naming the entry without its password', () => {
+    for (const value of [
+      'postgres://app:s3cret@127.0.0.1:notaport/folders',
+      'postgres://app:s3cret@127.0.0.1:99999/folders',
+      'postgres://app:s3cret@127.0.0.1:0/folders',
+      'postgres://app:s3cret@[::1/folders',
+      'postgres://app:s3cret%zz@127.0.0.1/folders',
+      'postgres://',
+      'postgres://app:s3cret@a.example/app,,',
+      'postgres://app:s3cret@a.example/app,',
+      ',postgres://app:s3cret@a.example/app',
+      ' , ',
+    ]) {
+      assert.throws(
+        () => loadConfig({ DATABASE_READ_URLS: value }),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.setting === 'DATABASE_READ_URLS' &&
+          !error.message.includes('s3cret') &&
+          !error.message.includes('\n'),
+        value,
+      )
+    }
+    // and what pg accepts still passes: a socket directory instead of a host, escapes
+    assert.deepEqual(
+      loadConfig({ DATABASE_READ_URLS: 'postgres:///app?host=/run/postgresql,postgres://u:p%40ss@h:1/app' })
+        .databaseReadUrls,
+      ['postgres:///app?host=/run/postgresql', 'postgres://u:p%40ss@h:1/app'],
+    )
+  })
+
   it('never repeats a read URL (it may hold a password) when refusing one', () => {
     assert.throws(
       () => loadConfig({ DATABASE_READ_URLS: 'postgres://a.example/app,http://user:s3cret@b.example' }),
@@ -233,6 +265,26 @@ describe('configuration', () => {
         assert.ok(line.includes(`${setting}:`), `'${line}' names ${setting}`)
       }
     })
+
+    it(
+      'beside a real replica, an empty or malformed DATABASE_READ_URLS entry stops `serve` without its password',
+      { skip: replicaSkip },
+      async () => {
+        const primary = process.env.TEST_DATABASE_URL ?? ''
+        const replica = process.env.TEST_DATABASE_READ_URL ?? ''
+        const password = decodeURIComponent(new URL(replica).password)
+        assert.ok(password.length > 0, 'the CI role has a password to hide')
+        const badPort = replica.replace(/:[0-9]+\//, ':notaport/')
+        for (const readUrls of [`${replica},,`, `,${replica}`, `${replica},${badPort}`]) {
+          // the URLs go by environment, so a failure's report does not print them either
+          const args = ['serve', '--port', '0']
+          const env = { DATABASE_URL: primary, DATABASE_READ_URLS: readUrls }
+          const result = await runCli(args, { env, timeoutMs: 15_000 })
+          const line = assertOneLineError(result, /: DATABASE_READ_URLS: /, args)
+          assert.ok(!`${result.stdout}${result.stderr}`.includes(password), `no password in '${line}'`)
+        }
+      },
+    )
   })
 })
 

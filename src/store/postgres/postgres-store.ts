@@ -15,6 +15,7 @@ import {
   type ImportSource,
   type ListFoldersQuery,
   type ReadRoutingStats,
+  type ReplicaRefusal,
   type SessionUser,
   type Store,
   type UserRecord,
@@ -358,7 +359,7 @@ export class PostgresStore implements Store {
 
   constructor(db: Connections, replicas?: ReplicaSettings) {
     this.db = db
-    this.reads = new ReadRouter(replicas)
+    this.reads = new ReadRouter(replicas, db)
     this.sessions = new BatchedLookups(
       async (ids) => {
         const { rows } = await this.db.query<RawSessionRow>({ ...SESSION_USERS, values: [ids] }, READ)
@@ -650,6 +651,10 @@ export class PostgresStore implements Store {
 
   async ping(): Promise<void> {
     await this.db.query({ text: 'SELECT 1' }, READ)
+  }
+
+  onReplicaRefused(listener: (replica: string, reason: ReplicaRefusal) => void): void {
+    this.reads.onRefused(listener)
   }
 
   readRouting(): ReadRoutingStats {

@@ -1,7 +1,13 @@
 import type { QueryConfig, QueryResultRow } from 'pg'
-import { FALLBACK_REASONS, type FallbackReason, type ReadRoutingStats } from '../store.js'
+import {
+  FALLBACK_REASONS,
+  type FallbackReason,
+  type ReadRoutingStats,
+  type ReplicaRefusal,
+} from '../store.js'
 import { Connections, type PoolSettings } from './postgres-connections.js'
 import { replicaFailureOf } from './postgres-errors.js'
+import { IDENTITY, IDENTITY_COLUMNS, identityMismatch, type DatabaseIdentity } from './replica-identity.js'
 
 /**
  * Reads on streaming replicas that never serve a stale answer (docs/scale-out.md).
@@ -17,6 +23,10 @@ import { replicaFailureOf } from './postgres-errors.js'
  * puts the replica on a back-off that doubles while failures go on; a replica lagging on many
  * reads in a row is skipped for a while. A timer probes each replica: it brings one whose
  * back-off ran out back into rotation once it answers as a replica, and measures replay lag.
+ *
+ * Identity: a replica is read only once a probe found it is a replica of the primary's very
+ * database (replica-identity.ts), and every probe checks again; one that is not is refused,
+ * reported once, and probed on (it may be pointed at the right database later).
  */
 
 /**
@@ -46,8 +56,13 @@ const PROBE: QueryConfig = {
   text: `SELECT pg_is_in_recovery() AS recovery,
                 CASE WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn() THEN 0
                      ELSE extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp())
-                END::float8 AS lag`,
+                END::float8 AS lag,
+                ${IDENTITY_COLUMNS}`,
 }
+
+type ProbeRow = DatabaseIdentity & { recovery: boolean; lag: number | null }
+
+type RefusalListener = (replica: string, reason: ReplicaRefusal) => void
 
 const noFallbacks = (): Record<FallbackReason, number> =>
   Object.fromEntries(FALLBACK_REASONS.map((reason) => [reason, 0])) as Record<FallbackReason, number>
@@ -57,11 +72,15 @@ class Replica {
   reads = 0
   readonly fallbacks = noFallbacks()
   lagSeconds: number | null = null
+  refused: ReplicaRefusal | null = null
   /** Date.now() before which the replica is not read */
   private skipUntil = 0
   private backoffMs = 0
-  /** the back-off is over only once a probe saw the replica answer as a replica */
-  private awaitingProbe = false
+  /**
+   * the replica is read only once a probe saw it answer as a replica of the primary's
+   * database: at start, and again after a back-off
+   */
+  private awaitingProbe = true
   private laggingInARow = 0
   private probing = false
 
@@ -97,16 +116,34 @@ class Replica {
     this.lagSeconds = null
   }
 
-  /** One probe at a time; after a back-off, success puts the replica back in rotation. */
-  async probe(now: number): Promise<void> {
+  /**
+   * One probe at a time; success (a replica of `primary`'s database) puts the replica in
+   * rotation, a replica of another database is refused and `refused` hears of it once.
+   */
+  async probe(
+    now: number,
+    primary: () => Promise<DatabaseIdentity>,
+    refused: RefusalListener,
+  ): Promise<void> {
     if (this.probing || (this.awaitingProbe && now < this.skipUntil)) return
     this.probing = true
     try {
-      const { rows } = await this.connections.query<{ recovery: boolean; lag: number | null }>(PROBE, {
-        retry: true,
-      })
+      // Until the primary has told its identity (it is down, or its schema not made yet)
+      // there is nothing to compare with: the replica stays as it is, out of rotation at first.
+      const expected = await primary().catch(() => undefined)
+      if (expected === undefined) return
+      const { rows } = await this.connections.query<ProbeRow>(PROBE, { retry: true })
       const row = rows[0]
-      if (row?.recovery !== true) throw new Error('not a replica (not in recovery)')
+      if (row === undefined) throw new Error('the probe returned no row')
+      const mismatch = row.recovery ? identityMismatch(expected, row) : 'not-a-replica'
+      if (mismatch !== null) {
+        if (this.refused !== mismatch) refused(this.name, mismatch)
+        this.refused = mismatch
+        this.lagSeconds = null
+        this.awaitingProbe = true
+        return
+      }
+      this.refused = null
       this.lagSeconds = row.lag
       this.awaitingProbe = false
     } catch {
@@ -122,8 +159,15 @@ export class ReadRouter {
   private primaryReads = 0
   private next = 0
   private readonly timer: NodeJS.Timeout | undefined
+  /** the primary's identity, read once it answers (it cannot change under a running process) */
+  private primaryIdentity: Promise<DatabaseIdentity> | undefined
+  private readonly refusalListeners: RefusalListener[] = []
 
-  constructor(settings: ReplicaSettings | undefined) {
+  /** `primary` runs the primary's identity query; the router reads nothing else there. */
+  constructor(
+    settings: ReplicaSettings | undefined,
+    private readonly primary: Pick<Connections, 'query'>,
+  ) {
     this.replicas = settings === undefined ? [] : settings.urls.map((url) => new Replica(url, settings))
     if (this.replicas.length > 0) {
       this.timer = setInterval(() => this.probeAll(), PROBE_INTERVAL_MS)
@@ -132,9 +176,27 @@ export class ReadRouter {
     }
   }
 
+  private identityOfPrimary(): Promise<DatabaseIdentity> {
+    this.primaryIdentity ??= this.primary
+      .query<DatabaseIdentity>(IDENTITY, { retry: true })
+      .then(({ rows }) => rows[0] ?? Promise.reject(new Error('the primary returned no identity')))
+    // A failure (the primary down, its schema not made yet) is asked again at the next probe.
+    this.primaryIdentity.catch(() => (this.primaryIdentity = undefined))
+    return this.primaryIdentity
+  }
+
   private probeAll(): void {
     const now = Date.now()
-    for (const replica of this.replicas) void replica.probe(now)
+    const refused: RefusalListener = (replica, reason) => {
+      for (const listener of this.refusalListeners) listener(replica, reason)
+    }
+    for (const replica of this.replicas) void replica.probe(now, () => this.identityOfPrimary(), refused)
+  }
+
+  /** `listener` hears of the replicas refused so far at once, then of each new refusal. */
+  onRefused(listener: RefusalListener): void {
+    this.refusalListeners.push(listener)
+    for (const { name, refused } of this.replicas) if (refused !== null) listener(name, refused)
   }
 
   /** The next usable replica in turn, or the one in turn when none is usable (for the count). */
@@ -200,11 +262,12 @@ export class ReadRouter {
   stats(): Omit<ReadRoutingStats, 'primaryStatements'> {
     return {
       primaryReads: this.primaryReads,
-      replicas: this.replicas.map(({ name, reads, fallbacks, lagSeconds }) => ({
+      replicas: this.replicas.map(({ name, reads, fallbacks, lagSeconds, refused }) => ({
         name,
         reads,
         fallbacks: { ...fallbacks },
         lagSeconds,
+        refused,
       })),
     }
   }

@@ -11,11 +11,16 @@ import { StoreUnavailableError } from '../store.js'
 export interface SqliteSettings {
   /** how long a statement waits for another process's write lock before SQLITE_BUSY */
   busyTimeoutMs: number
+  /** create the file's directory (and its missing ancestors) when it does not exist */
+  createDirectory?: boolean | undefined
 }
 
-export function openSqliteDatabase(path: string, { busyTimeoutMs }: SqliteSettings): Database.Database {
+export function openSqliteDatabase(
+  path: string,
+  { busyTimeoutMs, createDirectory = false }: SqliteSettings,
+): Database.Database {
   try {
-    if (path !== ':memory:') ensureDirectory(dirname(path))
+    if (createDirectory && path !== ':memory:') ensureDirectory(dirname(path))
     const db = new Database(path, { timeout: busyTimeoutMs })
     // WAL: readers never block the writer; NORMAL sync is durable across process crashes in WAL.
     db.pragma('journal_mode = WAL')

@@ -19,22 +19,36 @@ const userOutOfBounds = (row: string) =>
 const USER_BOUNDS_RULE =
   'a username must be 1 to 255 characters without control characters, an avatar_url at most 2,048 characters'
 
-/** Now in microseconds since the epoch (SQLite's clock has millisecond resolution). */
-const NOW_MICROS = "CAST(unixepoch('subsec') * 1000000 AS INTEGER)"
+/**
+ * Now in microseconds since the epoch, in what every writer's SQLite has: julianday() (the
+ * command line of Debian 12 and Ubuntu 22.04 lacks unixepoch('subsec'), 3.42, and returns
+ * NULL for it). SQLite's clock counts milliseconds: rounding to the millisecond removes the
+ * floating-point error of the Julian day (about 40 microseconds today), so the value is the
+ * clock's own.
+ */
+const NOW_MICROS = "CAST(round((julianday('now') - 2440587.5) * 86400000) AS INTEGER) * 1000"
+
+/**
+ * The clock migration 006 ran with (SQLite 3.42 and later only): frozen there, since
+ * databases ran it; 008 made the triggers again with NOW_MICROS.
+ */
+const NOW_MICROS_006 = "CAST(unixepoch('subsec') * 1000000 AS INTEGER)"
 
 /**
  * An owner's next listing generation (migration 006): above the previous one and at least
  * the clock, so a value never repeats for an owner, not even after a restored backup.
  */
-export const NEXT_GENERATION = `max(listing_generation + 1, ${NOW_MICROS})`
+const nextGeneration = (now: string) => `max(listing_generation + 1, ${now})`
+export const NEXT_GENERATION = nextGeneration(NOW_MICROS)
 
 /**
  * The first generation of a user inserted (or imported): also above the last one of a
  * deleted user with the same id, which SQLite's millisecond clock alone would not ensure
  * for a user deleted and made again within one millisecond.
  */
-export const FIRST_GENERATION = `max(${NEXT_GENERATION},
+const firstGeneration = (now: string) => `max(${nextGeneration(now)},
   coalesce((SELECT generation + 1 FROM retired_generations WHERE owner_id = users.id), 0))`
+export const FIRST_GENERATION = firstGeneration(NOW_MICROS)
 
 /**
  * The messages of writes refused because SQLite would delete a row without firing its
@@ -73,12 +87,6 @@ const NEW_PLACE =
   'OLD.owner_id IS NOT NEW.owner_id OR OLD.folder_id IS NOT NEW.folder_id OR OLD.id IS NOT NEW.id'
 
 /**
- * Now in microseconds since the epoch from julianday(), which every SQLite the writers use
- * has (unixepoch() is 3.38, its 'subsec' 3.42): for the triggers made from migration 010 on.
- */
-const PORTABLE_NOW_MICROS = "CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)"
-
-/**
  * Migration 010: the update trigger of migration 006, which also logs the new place (row 1)
  * when a folder is undeleted, so that the log tells an undelete (the folder and its subtree
  * came back into every tree that holds its parent) from a rename (the folder alone changed):
@@ -90,7 +98,7 @@ export function treeUpdateTrigger(): string {
       AFTER UPDATE OF id, name, folder_id, owner_id, is_deleted, created_at, updated_at ON folders
       WHEN ${FOLDER_CHANGED}
     BEGIN
-      UPDATE users SET listing_generation = max(listing_generation + 1, ${PORTABLE_NOW_MICROS})
+      UPDATE users SET listing_generation = ${NEXT_GENERATION}
        WHERE id IN (OLD.owner_id, NEW.owner_id);
       ${logFolder('OLD')}
       ${logFolder('NEW', `AND (${NEW_PLACE} OR (OLD.is_deleted = 1 AND NEW.is_deleted = 0))`)}
@@ -99,12 +107,13 @@ export function treeUpdateTrigger(): string {
 }
 
 /**
- * The triggers that bump listing generations and write the change log (migration 006).
- * `log` false leaves the log out: the bench measures what the log costs a writer with it.
- * One trigger per event, so the bump always precedes the log row that reads it.
+ * The triggers that bump listing generations and write the change log (migrations 006 and
+ * 008). `log` false leaves the log out: the bench measures what the log costs a writer with
+ * it. `now` is the clock expression (006's own stays frozen). One trigger per event, so the
+ * bump always precedes the log row that reads it.
  */
-export function changeTriggers({ log }: { log: boolean }): string {
-  const bump = (ids: string, generation = NEXT_GENERATION) =>
+export function changeTriggers({ log, now = NOW_MICROS }: { log: boolean; now?: string }): string {
+  const bump = (ids: string, generation = nextGeneration(now)) =>
     `UPDATE users SET listing_generation = ${generation} WHERE id IN (${ids});`
   const when = (sql: string) => (log ? sql : '')
   const changed = FOLDER_CHANGED
@@ -138,7 +147,7 @@ export function changeTriggers({ log }: { log: boolean }): string {
     BEGIN
       SELECT RAISE(ABORT, '${replaceRefused('users')}')
        WHERE EXISTS (SELECT 1 FROM replaced_rows WHERE tbl = 'users' AND id = NEW.id);
-      ${bump('NEW.id', FIRST_GENERATION)}
+      ${bump('NEW.id', firstGeneration(now))}
       ${when(logOwners('owner', 'id = NEW.id'))}
     END;
 
@@ -403,7 +412,7 @@ const MIGRATIONS: SqlMigration[] = [
       ) STRICT, WITHOUT ROWID;
       CREATE INDEX folder_changes_resets ON folder_changes (owner_id, generation) WHERE kind = 'reset';
 
-      UPDATE users SET listing_generation = ${NEXT_GENERATION};
+      UPDATE users SET listing_generation = ${nextGeneration(NOW_MICROS_006)};
       ${logOwners('reset', 'true')}
 
       -- A user deleted takes its history along: one made again with the same id starts
@@ -450,7 +459,7 @@ const MIGRATIONS: SqlMigration[] = [
       BEGIN
         SELECT RAISE(ABORT, '${updateOntoRefused('users', 'id or username')}');
       END;
-      ${changeTriggers({ log: true })}
+      ${changeTriggers({ log: true, now: NOW_MICROS_006 })}
     `,
   },
   {
@@ -477,6 +486,21 @@ const MIGRATIONS: SqlMigration[] = [
       BEGIN
         SELECT RAISE(ABORT, 'folders: ${FOLDER_NAME_ENCODING_RULE}');
       END;
+    `,
+  },
+  {
+    // Other writers use their distribution's sqlite3 (docs/operations.md "Other writers"):
+    // 006's triggers called unixepoch('subsec'), which SQLite before 3.42 reads as NULL, so
+    // every write to folders or users from Debian 12's sqlite3 (3.40) failed on
+    // users.listing_generation. The same triggers, with a clock every version has.
+    name: '008-portable-clock',
+    sql: `
+      DROP TRIGGER folders_changes_insert;
+      DROP TRIGGER folders_changes_delete;
+      DROP TRIGGER folders_changes_update;
+      DROP TRIGGER users_changes_insert;
+      DROP TRIGGER users_changes_update;
+      ${changeTriggers({ log: true })}
     `,
   },
   {

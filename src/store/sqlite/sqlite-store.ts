@@ -487,7 +487,7 @@ export class SqliteStore implements Store {
   }
 }
 
-/** Opens the file (creating its directory) as a store; the caller migrates it. */
+/** Opens the file (creating its directory when told to) as a store; the caller migrates it. */
 export function openSqliteStore(path: string, settings: SqliteSettings): SqliteStore {
   return new SqliteStore(openSqliteDatabase(path, settings))
 }
