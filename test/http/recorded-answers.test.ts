@@ -103,7 +103,7 @@ function send(
           sent.push(blankHeader(String(res.rawHeaders[i]).toLowerCase(), String(res.rawHeaders[i + 1])))
         }
         const { etag, link } = res.headers
-        const next = /<([^>]*)>; rel="next"/.exec(link ?? '')?.[1]
+        const next = /<([^>]*)>; rel="next"/.exec(String(link))?.[1]
         resolve({
           status: res.statusCode ?? 0,
           headers: sent,
