@@ -1,5 +1,6 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
 import { UNMATCHED_ROUTE, type AppMetrics } from './metrics.js'
+import { writeRequestLine } from './request-logger.js'
 
 /**
  * Every finished request, recorded once: its metrics (http_request_duration_seconds, and
@@ -40,6 +41,6 @@ export class RequestCompletion extends LogController {
       duration_ms: Math.round(elapsedMs * 100) / 100,
     }
     if (error) reply.log.error({ ...line, err: error }, 'request failed')
-    else reply.log.info(line, 'request')
+    else writeRequestLine(reply.log, line, 'request')
   }
 }
