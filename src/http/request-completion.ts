@@ -1,6 +1,5 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
 import { UNMATCHED_ROUTE, type AppMetrics } from './metrics.js'
-import { writeRequestLine } from './request-logger.js'
 
 /**
  * Every finished request, recorded once: its metrics (http_request_duration_seconds, and
@@ -41,6 +40,6 @@ export class RequestCompletion extends LogController {
       duration_ms: Math.round(elapsedMs * 100) / 100,
     }
     if (error) reply.log.error({ ...line, err: error }, 'request failed')
-    else writeRequestLine(reply.log, line, 'request')
+    else reply.log.info(line, 'request')
   }
 }

@@ -32,7 +32,7 @@ class RequestLogger implements FastifyBaseLogger {
 
   constructor(
     readonly parent: FastifyBaseLogger & LevelAware,
-    readonly bindings: Bindings,
+    private readonly bindings: Bindings,
   ) {}
 
   logger(): FastifyBaseLogger {
@@ -74,18 +74,4 @@ export const lazyRequestLogger: NonNullable<FastifyServerOptions['childLoggerFac
 ) => {
   for (const _option in options) return logger.child(bindings, options)
   return isLevelAware(logger) ? new RequestLogger(logger, bindings) : logger.child(bindings, options)
-}
-
-/**
- * The request line (info) of a request whose logger is `log`. Most requests write no other
- * line, so no child logger is made for it: the parent writes the request's bindings and the
- * fields in one object. pino writes a child's bindings before a line's fields, so the line
- * reads the same, byte for byte (test/unit/request-logger.test.ts).
- */
-export function writeRequestLine(log: FastifyBaseLogger, fields: object, message: string): void {
-  if (log instanceof RequestLogger && log.made === undefined) {
-    log.parent.info({ ...log.bindings, ...fields }, message)
-  } else {
-    log.info(fields, message)
-  }
 }

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream'
 import type { IncomingMessage } from 'node:http'
 import { describe, it } from 'node:test'
 import Fastify, { type FastifyBaseLogger } from 'fastify'
-import { lazyRequestLogger, writeRequestLine } from '../../src/http/request-logger.js'
+import { lazyRequestLogger } from '../../src/http/request-logger.js'
 
 /** The request logger made when it first writes (http/request-logger.ts). */
 
@@ -44,21 +44,6 @@ describe('lazy request logger', () => {
       'the same line but for the stack',
     )
     assert.equal(lazyError?.request_id, 'r-2')
-  })
-
-  it('writes the request line, without a child, byte for byte as the eager child does', () => {
-    const { app, child, lines } = logged('info')
-    const fields = { method: 'GET', route: '/v1/folders', status: 200, duration_ms: 1.25 }
-    const lazy = child({ request_id: 'r-5' })
-    writeRequestLine(lazy, fields, 'request')
-    app.log.child({ request_id: 'r-5' }).info(fields, 'request')
-    // once the request's own logger exists (it wrote another line), the line comes from it
-    lazy.warn('slow')
-    writeRequestLine(lazy, fields, 'request')
-    const [direct, eager, , made] = lines.map((line) => line.replace(/"time":\d+/, ''))
-    assert.equal(direct, eager)
-    assert.equal(made, eager)
-    assert.match(direct ?? '', /"request_id":"r-5","method":"GET"/)
   })
 
   it('writes nothing below the level, and follows a level changed later', () => {
