@@ -15,7 +15,26 @@ import { SHARED_SCHEMAS } from '../../src/schemas/shared-schemas.js'
  * not, extra fields on every object (which neither may write). FC_SEED=<n> replays a failure.
  */
 
-const text = fc.string({ unit: 'binary', maxLength: 300 })
+// Any UTF-16, and strings made mostly of what escaping decides on (each alone is a case).
+const tricky = fc.constantFrom(
+  '"',
+  '\\',
+  '\n',
+  '\u0000',
+  '\u001f',
+  '\u007f',
+  'a',
+  'é',
+  '\u2028',
+  '\ud800',
+  '\udc00',
+  '😀',
+)
+const text = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 300 }),
+  fc.string({ unit: tricky, maxLength: 3 }),
+  fc.string({ unit: tricky, maxLength: 60 }),
+)
 const owner = fc.record({
   id: fc.uuid(),
   username: text,
