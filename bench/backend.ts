@@ -9,6 +9,7 @@ import {
   type FloorKind,
   type LoadedServer,
   type RecordedResponse,
+  SERVICE_VARIANTS,
 } from './floor.js'
 import { fmtInt } from './report.js'
 import type { DataSet } from './dataset.js'
@@ -103,7 +104,10 @@ export interface FloorRow {
 
 export interface FloorFigures {
   rounds: number
-  /** read-only: the ceiling first, then the other floors, the service with WORKERS=2, the service last */
+  /**
+   * read-only: the ceiling first, then the other floors, the service at its defaults and
+   * uncached (SERVICE_VARIANTS), with WORKERS=2, the bench's quiet service last
+   */
   readOnly: FloorRow[]
   /** under the writer: the lookup floors, the service last (null: --write-rate 0) */
   withWrites: FloorRow[] | null
@@ -131,6 +135,15 @@ const serviceEnv = (ctx: BackendContext) => ({
   ...SERVICE_ENV,
   LISTING_CACHE_MB: String(ctx.options.cacheMb),
 })
+
+function variantEnv(ctx: BackendContext, { cached, defaults }: (typeof SERVICE_VARIANTS)[number]) {
+  const env: NodeJS.ProcessEnv = {
+    ...serviceEnv(ctx),
+    LISTING_CACHE_MB: cached ? String(ctx.options.cacheMb) : '0',
+  }
+  if (defaults) for (const name of Object.keys(SERVICE_ENV)) delete env[name]
+  return env
+}
 
 /** Runs a load phase and measures the server's CPU and the bench's own over it. */
 /** A throughput phase with the chosen generator. */
@@ -259,6 +272,7 @@ export async function runBackend(
   let result: BackendResult
   let floors: Map<FloorKind, LoadedServer> | null = null
   let clustered: Child | null = null
+  const variants: LoadedServer[] = []
   try {
     const targets = mixedTargets([...data.small, ...data.roots], limit, options.seed, options.pages)
     const huge = data.huge
@@ -335,6 +349,17 @@ export async function runBackend(
       child: clustered,
       port: workersPort,
     }
+    for (const variant of SERVICE_VARIANTS) {
+      const variantPort = await freePort()
+      const child = await startService({
+        root: ctx.root,
+        url,
+        port: variantPort,
+        env: variantEnv(ctx, variant),
+        ...(variant.defaults ? { logLevel: 'info' } : {}),
+      })
+      variants.push({ name: variant.name, child, port: variantPort })
+    }
     const server = (kind: FloorKind) => floors?.get(kind) as LoadedServer
     const phase =
       (loaded: LoadedServer, verifyEvery: number, by: Drive = how.service) =>
@@ -351,10 +376,10 @@ export async function runBackend(
     )
     memory.enter('read-only')
     // Every answer cached before the rounds: a few seconds over the whole working set.
-    for (const loaded of [serviceServer, clusteredServer]) {
+    for (const loaded of [serviceServer, clusteredServer, variants[0] as LoadedServer]) {
       await drive(ctx, how.service, loaded.port, targets, Math.max(5, warmup), 0)
     }
-    const readOnlyServers = [...floorKinds.map(server), clusteredServer, serviceServer]
+    const readOnlyServers = [...floorKinds.map(server), ...variants, clusteredServer, serviceServer]
     const readOnlyRuns = await alternate(readOnlyServers, rounds, (s) => phase(s, 20)(), log, rate)
     const readOnly = floorRows(readOnlyServers, readOnlyRuns)
     const mixed = (readOnly.at(-1) as FloorRow).median
@@ -440,6 +465,7 @@ export async function runBackend(
     memory.stop()
     if (floors !== null) await stopFloorServers(floors)
     if (clustered !== null) await stopChild(clustered)
+    for (const variant of variants) await stopChild(variant.child)
     await stopChild(service)
   }
   // The profile is written when the service exits.

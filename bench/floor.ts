@@ -38,6 +38,17 @@ export const FLOOR_NAMES: Record<FloorKind, string> = {
   'fastify-lookup': 'Fastify + session lookup (onRequest)',
 }
 
+/**
+ * The service as it is deployed beside the bench's quiet one (LOG_LEVEL=warn, no rate
+ * limits, cached): at its own defaults (a request line per request, rate limits on), and
+ * with the listing cache off, so every request reads and serialises its page.
+ */
+export const SERVICE_VARIANTS = [
+  { name: 'folder-service, defaults', cached: true, defaults: true },
+  { name: 'folder-service, uncached', cached: false, defaults: false },
+  { name: 'folder-service, uncached, defaults', cached: false, defaults: true },
+] as const
+
 /** Starts one floor server of each kind, serving `recorded`; the lookup kinds read `url`. */
 export async function startFloorServers(
   ctx: { root: string; tmp: string },

@@ -29,18 +29,20 @@ export function spawnChild(
   args: string[],
   env: NodeJS.ProcessEnv,
   cwd: string,
+  /** 'ignore': stdout goes to /dev/null (a service logging every request, which the bench would otherwise read) */
+  stdout: 'pipe' | 'ignore' = 'pipe',
 ): Child {
-  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(command, args, { cwd, env, stdio: ['ignore', stdout, 'pipe'] })
   let tail = ''
   let stdoutTail = ''
   const keep = (chunk: Buffer) => {
     tail = (tail + chunk.toString('utf8')).slice(-OUTPUT_TAIL)
   }
-  child.stdout.on('data', (chunk: Buffer) => {
+  child.stdout?.on('data', (chunk: Buffer) => {
     keep(chunk)
     stdoutTail = (stdoutTail + chunk.toString('utf8')).slice(-OUTPUT_TAIL)
   })
-  child.stderr.on('data', keep)
+  child.stderr?.on('data', keep)
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on('error', (error) => {
       keep(Buffer.from(`${error.message}\n`))

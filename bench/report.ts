@@ -1,5 +1,6 @@
 import { cpus, loadavg, platform, release, totalmem } from 'node:os'
 import type { BackendResult } from './backend.js'
+import { FLOOR_NAMES, SERVICE_VARIANTS } from './floor.js'
 import type { Failures } from './load.js'
 import { formatProfile } from './profile-summary.js'
 
@@ -13,8 +14,12 @@ export interface Verdict {
 }
 
 export const TARGETS = {
-  /** SQLite: read-only / the node:http ceiling */
+  /** SQLite: read-only / the node:http ceiling (the bench's service, and at its defaults) */
   ratio: { sqlite: 0.45 },
+  /** SQLite, cached, at the service's defaults: server CPU per request / Fastify + lookup's */
+  cpuOverFastifyLookup: { sqlite: 1.15 },
+  /** SQLite, LISTING_CACHE_MB=0: read-only / the node:http ceiling */
+  uncachedRatio: { sqlite: 0.2 },
   /** PostgreSQL: read-only / node:http + one pg query per request (the floor) */
   overFloor: { postgres: 1 },
   /** read throughput with the writer running, as a share of read-only */
@@ -64,7 +69,9 @@ export function servicePhases(r: BackendResult): [string, Failures & { requests:
 }
 
 /** The floor server the PostgreSQL targets compare with: node:http + one pg query per request. */
-const LOOKUP_FLOOR = 'node:http + session lookup'
+const LOOKUP_FLOOR = FLOOR_NAMES['node-lookup']
+/** Fastify and the session lookup: what a cached answer at the service's defaults is held to. */
+const FASTIFY_LOOKUP_FLOOR = FLOOR_NAMES['fastify-lookup']
 
 /** Share of read-only throughput a server keeps under writes (same server in both phases). */
 export function keptUnderWrites(r: BackendResult, name: string): number | null {
@@ -79,6 +86,33 @@ function spread(values: number[]): string {
     : ` (${Math.min(...values).toFixed(3)}-${Math.max(...values).toFixed(3)} over ${values.length} rounds)`
 }
 
+/** The SQLite targets of the service at its defaults and uncached, against the floors of the same run. */
+function variantVerdicts(r: BackendResult): Verdict[] {
+  const row = (name: string) => r.floor.readOnly.find((candidate) => candidate.name === name)?.median
+  const [defaults, uncached] = [row(SERVICE_VARIANTS[0].name), row(SERVICE_VARIANTS[1].name)]
+  const shares = [
+    ['cached, defaults: read-only / ceiling', defaults, TARGETS.ratio.sqlite],
+    ['uncached: read-only / ceiling', uncached, TARGETS.uncachedRatio.sqlite],
+  ] as const
+  const list: Verdict[] = []
+  for (const [name, figures, wanted] of shares) {
+    if (figures === undefined) continue
+    const share = figures.reqPerSec / r.ceiling.reqPerSec
+    list.push({ name, target: `>= ${wanted.toFixed(2)}`, value: share.toFixed(3), met: share >= wanted })
+  }
+  const own = defaults?.serverCpuMsPerRequest ?? null
+  const floor = row(FASTIFY_LOOKUP_FLOOR)?.serverCpuMsPerRequest ?? null
+  if (own !== null && floor !== null) {
+    list.push({
+      name: `cached, defaults: server CPU/req / ${FASTIFY_LOOKUP_FLOOR}'s`,
+      target: `<= ${TARGETS.cpuOverFastifyLookup.sqlite.toFixed(2)}`,
+      value: (own / floor).toFixed(3),
+      met: own / floor <= TARGETS.cpuOverFastifyLookup.sqlite,
+    })
+  }
+  return list
+}
+
 export function verdicts(r: BackendResult): Verdict[] {
   const list: Verdict[] = []
   const floor = r.floor.readOnly.find((row) => row.name === LOOKUP_FLOOR)
@@ -89,6 +123,7 @@ export function verdicts(r: BackendResult): Verdict[] {
       value: `${r.ratio.toFixed(3)}${spread(r.floor.serviceShares)}`,
       met: r.ratio >= TARGETS.ratio.sqlite,
     })
+    list.push(...variantVerdicts(r))
   } else if (floor !== undefined) {
     const over = r.mixed.reqPerSec / floor.median.reqPerSec
     list.push({
@@ -306,12 +341,18 @@ export function formatBackend(r: BackendResult, connections: number): string {
   ])
 
   const service = r.mixed.reqPerSec
+  const cpuPerRequest = (f: BackendResult['mixed']) =>
+    f.serverCpuMsPerRequest === null ? '?' : us(f.serverCpuMsPerRequest)
+  const generatorCpu = (f: BackendResult['mixed']) =>
+    f.clientCpuShare === null ? '?' : `${(f.clientCpuShare * 100).toFixed(0)}%`
   const floorTable = table([
     [
       'server (same bytes, same working set)',
       'req/s (median)',
       'rounds',
       'share of ceiling',
+      'server CPU/req',
+      'generator CPU',
       'service / this',
     ],
     ...r.floor.readOnly.map((row) => [
@@ -319,6 +360,8 @@ export function formatBackend(r: BackendResult, connections: number): string {
       fmtInt(row.median.reqPerSec),
       row.runs.map((n) => `${(n / 1000).toFixed(1)}k`).join(' '),
       (row.median.reqPerSec / r.ceiling.reqPerSec).toFixed(3),
+      cpuPerRequest(row.median),
+      generatorCpu(row.median),
       row.median === r.mixed ? '' : (service / row.median.reqPerSec).toFixed(3),
     ]),
   ])
@@ -369,7 +412,9 @@ export function formatBackend(r: BackendResult, connections: number): string {
     `== ${r.backend === 'sqlite' ? 'SQLite' : 'PostgreSQL'}  ${r.url}${r.note ? `  (${r.note})` : ''}`,
     '',
     floorTable,
-    `(WORKERS=2: the two workers share this machine's ${cpus().length} cores with wrk, which is not the case of a real deployment's clients)`,
+    `(the bench's service runs at LOG_LEVEL=warn without rate limits; "defaults": LOG_LEVEL=info, its request lines to /dev/null, rate limits on;`,
+    ` "uncached": LISTING_CACHE_MB=0; generator CPU: the load generator's own share of a core;`,
+    ` WORKERS=2: the two workers share this machine's ${cpus().length} cores with wrk, which is not the case of a real deployment's clients)`,
     ...(writeTable === null ? [] : ['', writeTable]),
     '',
     figures,

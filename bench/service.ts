@@ -28,6 +28,8 @@ export interface ImportSettings {
   log: (line: string) => void
   /** the CLI to run (default: dist/ of root) */
   cli?: string
+  /** LOG_LEVEL (default: warn, the bench's quiet setting); at info its stdout goes to /dev/null */
+  logLevel?: string
 }
 
 export async function importData(settings: ImportSettings): Promise<ImportFigures> {
@@ -73,6 +75,8 @@ export interface ServiceSettings {
   nodeArgs?: string[]
   /** the CLI to run (default: dist/ of root) */
   cli?: string
+  /** LOG_LEVEL (default: warn, the bench's quiet setting); at info its stdout goes to /dev/null */
+  logLevel?: string
 }
 
 /** `serve` on HOST:port, once it answers /healthz. */
@@ -92,10 +96,11 @@ export async function startService(settings: ServiceSettings): Promise<Child> {
       '--port',
       String(port),
       '--log-level',
-      'warn',
+      settings.logLevel ?? SERVICE_ENV.LOG_LEVEL,
     ],
     settings.env ?? { ...process.env, ...SERVICE_ENV },
     settings.root,
+    settings.logLevel === undefined || settings.logLevel === SERVICE_ENV.LOG_LEVEL ? 'pipe' : 'ignore',
   )
   await waitForHttp(child, `http://${HOST}:${port}/healthz`, 30_000)
   return child

@@ -1,5 +1,6 @@
 import { createServer, STATUS_CODES, type Server } from 'node:http'
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client'
+import { LabelledHistogram } from './labelled-histogram.js'
 import { instrumented } from '../store/instrumented-store.js'
 import {
   FALLBACK_REASONS,
@@ -46,26 +47,27 @@ export const REJECTED_ROUTE = 'rejected'
 
 export class AppMetrics {
   readonly registry = new Registry()
-  private readonly requestSeconds = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Time from receiving a request to sending the response, by method, route pattern and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [this.registry],
-  })
+  private readonly requestSeconds = new LabelledHistogram(
+    'http_request_duration_seconds',
+    'Time from receiving a request to sending the response, by method, route pattern and status',
+    ['method', 'route', 'status'] as const,
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  )
   /** Requests refused before routing, by method and status: counted, not timed. */
   private readonly rejections = new Map<string, { method: string; status: string; count: number }>()
-  private readonly storeSeconds = new Histogram({
-    name: 'db_operation_duration_seconds',
-    help: 'Duration of Store (database) calls, by operation, backend and outcome',
-    labelNames: ['operation', 'backend', 'outcome'] as const,
-    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [this.registry],
-  })
+  private readonly storeSeconds = new LabelledHistogram(
+    'db_operation_duration_seconds',
+    'Duration of Store (database) calls, by operation, backend and outcome',
+    ['operation', 'backend', 'outcome'] as const,
+    [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  )
 
   constructor() {
     // Started with the first app rather than at the first scrape, so lag and GC are observed from the start.
     processMetrics()
+    // The registry renders any object of prom-client's metric shape; its type names its own classes only.
+    this.registry.registerMetric(this.requestSeconds as unknown as Metric)
+    this.registry.registerMetric(this.storeSeconds as unknown as Metric)
     const { requestSeconds, rejections } = this
     // Derived at each scrape from the histogram's counts (every answered request is timed
     // once) and the rejections: one count per request instead of a second series to update.
@@ -74,9 +76,9 @@ export class AppMetrics {
       help: 'HTTP requests answered, by method, route pattern and status',
       labelNames: ['method', 'route', 'status'] as const,
       registers: [this.registry],
-      async collect() {
+      collect() {
         this.reset()
-        for (const { metricName, labels, value } of (await requestSeconds.get()).values) {
+        for (const { metricName, labels, value } of requestSeconds.get().values) {
           if (metricName === 'http_request_duration_seconds_count') this.inc(labels, value)
         }
         for (const { method, status, count } of rejections.values()) {
@@ -87,7 +89,7 @@ export class AppMetrics {
   }
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    this.requestSeconds.observe({ method, route, status: String(status) }, seconds)
+    this.requestSeconds.observe([method, route, String(status)], seconds)
   }
 
   /** A request Node's HTTP server refused before routing: counted, not timed. */
@@ -165,7 +167,7 @@ export class AppMetrics {
     if (store.readRouting !== undefined) this.routingOf(() => store.readRouting?.() ?? EMPTY_ROUTING)
     const backend = store.kind
     return instrumented(store, (operation, outcome, seconds) =>
-      this.storeSeconds.observe({ operation, backend, outcome }, seconds),
+      this.storeSeconds.observe([operation, backend, outcome], seconds),
     )
   }
 

@@ -15,8 +15,27 @@ const TAG_BYTES = 16
 export const SEAL_OVERHEAD = NONCE_BYTES + TAG_BYTES
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]+$/
 
+/**
+ * Nonces are drawn from the system's random source a pool at a time (one call for 256
+ * tokens instead of one each; an uncached listing page seals three): each slice of a pool
+ * is used once and a spent pool is replaced, never refilled, so no nonce repeats.
+ */
+const NONCE_POOL_BYTES = NONCE_BYTES * 256
+let noncePool = Buffer.alloc(0)
+let nonceOffset = 0
+
+function freshNonce(): Buffer {
+  if (nonceOffset + NONCE_BYTES > noncePool.length) {
+    noncePool = randomBytes(NONCE_POOL_BYTES)
+    nonceOffset = 0
+  }
+  const nonce = noncePool.subarray(nonceOffset, nonceOffset + NONCE_BYTES)
+  nonceOffset += NONCE_BYTES
+  return nonce
+}
+
 export function sealToken(key: Buffer, plain: Buffer, binding: string): string {
-  const nonce = randomBytes(NONCE_BYTES)
+  const nonce = freshNonce()
   const cipher = createCipheriv('aes-256-gcm', key, nonce)
   cipher.setAAD(Buffer.from(binding, 'utf8'))
   const sealed = Buffer.concat([nonce, cipher.update(plain), cipher.final()])

@@ -6,7 +6,8 @@ import { refTo } from '../schemas/ref.js'
 import { ListFoldersQuery } from '../schemas/list-folders-query.js'
 import { authenticate } from '../http/auth.js'
 import { conditionalGet, strongEtag } from '../http/conditional-get.js'
-import { JSON_CONTENT_TYPE, serializedText } from '../http/serialized.js'
+import { JSON_CONTENT_TYPE } from '../http/serialized.js'
+import { folderListJson } from '../http/folder-list-json.js'
 import type { FastifyReply } from 'fastify'
 import type { CachedListing, ListingCache } from '../http/listing-cache.js'
 import { paginationLinks } from '../http/pagination-links.js'
@@ -30,11 +31,12 @@ export interface FoldersRouteOptions {
 const LISTING_METHODS = ['GET', 'HEAD']
 
 /**
- * A page as it is sent and kept: serialised through the route's 200 schema (only the fields
- * of FolderList reach the bytes), its strong ETag and its Link header.
+ * A page as it is sent and kept: the bytes the route's 200 schema would write (only the
+ * fields of FolderList reach them; see http/folder-list-json.ts), its strong ETag and its
+ * Link header.
  */
-function finishedListing(reply: FastifyReply, { body, navigation }: ListingPage): CachedListing {
-  const bytes = Buffer.from(serializedText(reply, body))
+function finishedListing({ body, navigation }: ListingPage): CachedListing {
+  const bytes = Buffer.from(folderListJson(body))
   return { body: bytes, etag: strongEtag(bytes), link: paginationLinks(LIST_PATH, navigation) }
 }
 
@@ -91,7 +93,7 @@ export const foldersRoutes: FastifyPluginCallbackTypebox<FoldersRouteOptions> = 
         case 'parent-not-found':
           throw problems.folderNotFound()
         case 'page': {
-          const listing = finishedListing(reply, read.page)
+          const listing = finishedListing(read.page)
           if (cache.enabled) cache.set(key, listing)
           return sendListing(reply, listing)
         }
