@@ -17,6 +17,7 @@ export const POSITIVE_INT32_PATTERN =
 export const MAX_PAGE = 2147483647
 export const MAX_LIMIT = 100
 export const DEFAULT_LIMIT = 50
+export const DEFAULT_ORDER = 'name'
 
 export const ListFoldersQuery = Type.Object(
   {
@@ -47,6 +48,13 @@ export const ListFoldersQuery = Type.Object(
           "Continuation token, exactly as the service wrote it into the `next` or `prev` link of an earlier answer: the page right after (or before) that page's boundary, found without skipping rows and stable while others write. Opaque; bound to the user and the folder it was made for.",
       }),
     ),
+    order: Type.Optional(
+      Type.Union([Type.Literal('name'), Type.Literal('name_natural')], {
+        description:
+          '`name` (the default): by name in Unicode code point order, then created_at, then id. `name_natural`: the order of a file manager (docs/api.md "Natural order"): case and accents set aside, numbers by value, ties broken by code point order, created_at, id. The `Link` links keep it; a cursor made in one order is refused in the other.',
+        examples: ['name_natural'],
+      }),
+    ),
   },
   { additionalProperties: true },
 )
@@ -60,6 +68,7 @@ export const PARAMETER_RULES = {
   limit: 'must be a whole number of at least 1 in decimal digits, given once',
   cursor:
     'must be a continuation token exactly as this service wrote it into a Link header, for the same user and folder, given once',
+  order: 'must be name or name_natural, given once',
   /** GET /v1/folders/changes only */
   wait: 'must be a whole number of seconds from 0 to 60 in decimal digits, given once',
 } as const satisfies Record<string, string>
