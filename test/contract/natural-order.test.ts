@@ -219,6 +219,11 @@ for (const backend of listingBackends()) {
           row: { ...c, folder_id: parent, owner_id: ALICE, is_deleted: false, updated_at: T0 },
         })),
       })
+      assert.equal(
+        await sql.value('SELECT count(*) FROM folders WHERE folder_id = ? AND name_key IS NULL', parent),
+        0,
+        'the import stored every key',
+      )
       const expected = [...children].sort(byRule)
       for (const page of [1, 44, 46]) {
         const listed = listBody(await ok(natural(parent, `&limit=50&page=${page}`))).folders
