@@ -49,10 +49,25 @@ export function foldName(name: string): string {
 }
 
 const encoder = new TextEncoder()
+const ASCII = /^[\x00-\x7f]*$/
+
+/**
+ * foldName as UTF-8. ASCII text is its own NFKD and has no marks, so only its case folds:
+ * done byte by byte, it costs a fifth of the general path (imports key every name).
+ */
+function foldedBytes(name: string): Uint8Array {
+  if (!ASCII.test(name)) return encoder.encode(foldName(name))
+  const bytes = new Uint8Array(name.length)
+  for (let i = 0; i < name.length; i++) {
+    const unit = name.charCodeAt(i)
+    bytes[i] = unit >= 0x41 && unit <= 0x5a ? unit + 0x20 : unit
+  }
+  return bytes
+}
 
 /** The natural order's sort key of `name`, at NATURAL_KEY_VERSION. */
 export function naturalKey(name: string): Uint8Array {
-  const folded = encoder.encode(foldName(name))
+  const folded = foldedBytes(name)
   // Worst case: every byte a one-digit number of 4 bytes, plus version, end and count.
   const out = new Uint8Array(Math.min(folded.length * 4, MAX_TOKEN_BYTES) + 4)
   out[0] = NATURAL_KEY_VERSION
