@@ -12,11 +12,12 @@ export {
   type FolderPage,
   type FolderServiceClientOptions,
   type ListFoldersParams,
+  type ListingOrder,
   type RequestOptions,
   type WalkOptions,
 } from './folder-service-client.js'
 export { FolderServiceError, type FolderServiceErrorCode } from './folder-service-error.js'
-export { compareFolders } from './listing-order.js'
+export { compareFolders, compareFoldersNaturally, folderComparator } from './listing-order.js'
 export type { PageLinks } from './link-header.js'
 export type { WatchBatch, WatchOptions } from './watch.js'
 export type { ProblemCode } from '../schemas/problem-codes.js'

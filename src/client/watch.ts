@@ -4,11 +4,12 @@ import type {
   FolderChange,
   FolderChanges,
   FolderPage,
+  ListingOrder,
   RequestOptions,
   WalkOptions,
 } from './folder-service-client.js'
 import { FolderServiceError, nonsenseAnswer } from './folder-service-error.js'
-import { compareFolders } from './listing-order.js'
+import { folderComparator } from './listing-order.js'
 
 /**
  * `client.watch()`: a folder's listing kept current by the change feed, as the replay
@@ -33,6 +34,8 @@ export type WatchBatch =
 export interface WatchOptions extends RequestOptions {
   /** page size of the listing (the service's default when absent) */
   limit?: number
+  /** the order of the listing and of every batch's `folders` (absent: `name`) */
+  order?: ListingOrder
   /** most entries per changes answer (the service's default when absent) */
   changesLimit?: number
   /** seconds each changes request may be held while nothing changes: 1 to 60, default 30 */
@@ -49,6 +52,8 @@ export interface WatchSource {
 export class FolderReplica {
   readonly #folders = new Map<string, Folder>()
 
+  constructor(private readonly compare = folderComparator()) {}
+
   add(folders: readonly Folder[]): void {
     for (const folder of folders) this.#folders.set(folder.id, folder)
   }
@@ -62,7 +67,7 @@ export class FolderReplica {
   }
 
   sorted(): Folder[] {
-    return [...this.#folders.values()].sort(compareFolders)
+    return [...this.#folders.values()].sort(this.compare)
   }
 }
 
@@ -81,9 +86,13 @@ export async function* watchFolder(
   /** 410s in a row right after a listing: a second one means the service cannot resume us. */
   let expiredAfterListing = 0
   for (;;) {
-    const replica = new FolderReplica()
+    const replica = new FolderReplica(folderComparator(options.order))
     let cursor: string | null = null
-    const pageOptions = { ...request, ...(options.limit === undefined ? {} : { limit: options.limit }) }
+    const pageOptions = {
+      ...request,
+      ...(options.limit === undefined ? {} : { limit: options.limit }),
+      ...(options.order === undefined ? {} : { order: options.order }),
+    }
     for await (const page of source.pages(folderId, pageOptions)) {
       if (cursor === null) {
         if (page.changesCursor === null) {

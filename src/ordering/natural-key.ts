@@ -49,17 +49,16 @@ export function foldName(name: string): string {
 }
 
 const encoder = new TextEncoder()
-const ASCII = /^[\x00-\x7f]*$/
 
 /**
  * foldName as UTF-8. ASCII text is its own NFKD and has no marks, so only its case folds:
- * done byte by byte, it costs a fifth of the general path (imports key every name).
+ * done byte by byte, it costs a fourth of the general path (imports key every name).
  */
 function foldedBytes(name: string): Uint8Array {
-  if (!ASCII.test(name)) return encoder.encode(foldName(name))
   const bytes = new Uint8Array(name.length)
   for (let i = 0; i < name.length; i++) {
     const unit = name.charCodeAt(i)
+    if (unit > 0x7f) return encoder.encode(foldName(name))
     bytes[i] = unit >= 0x41 && unit <= 0x5a ? unit + 0x20 : unit
   }
   return bytes

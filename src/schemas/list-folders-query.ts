@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { UUID_PATTERN } from '../ids.js'
+import { LISTING_ORDERS } from '../ordering/listing-orders.js'
 
 /**
  * Query of GET /v1/folders (docs/api.md, "Query parameters"). The values stay strings so that the
@@ -17,7 +18,7 @@ export const POSITIVE_INT32_PATTERN =
 export const MAX_PAGE = 2147483647
 export const MAX_LIMIT = 100
 export const DEFAULT_LIMIT = 50
-export const DEFAULT_ORDER = 'name'
+export { DEFAULT_ORDER } from '../ordering/listing-orders.js'
 
 export const ListFoldersQuery = Type.Object(
   {
@@ -49,11 +50,14 @@ export const ListFoldersQuery = Type.Object(
       }),
     ),
     order: Type.Optional(
-      Type.Union([Type.Literal('name'), Type.Literal('name_natural')], {
-        description:
-          '`name` (the default): by name in Unicode code point order, then created_at, then id. `name_natural`: the order of a file manager (docs/api.md "Natural order"): case and accents set aside, numbers by value, ties broken by code point order, created_at, id. The `Link` links keep it; a cursor made in one order is refused in the other.',
-        examples: ['name_natural'],
-      }),
+      Type.Union(
+        LISTING_ORDERS.map((order) => Type.Literal(order)),
+        {
+          description:
+            '`name` (the default): by name in Unicode code point order, then created_at, then id. `name_natural`: the order of a file manager (docs/api.md "Natural order"): case and accents set aside, numbers by value, ties broken by code point order, created_at, id. The `Link` links keep it; a cursor made in one order is refused in the other.',
+          examples: ['name_natural'],
+        },
+      ),
     ),
   },
   { additionalProperties: true },

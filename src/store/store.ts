@@ -54,11 +54,9 @@ export interface FolderKey {
   naturalKey?: Uint8Array
 }
 
-/**
- * The listing orders (docs/api.md "Order"): `name` by code point (the default), or
- * `name_natural` by the natural order's sort key, then name, created_at and id.
- */
-export type ListingOrder = 'name' | 'name_natural'
+/** `name_natural` sorts by the natural sort key, then as `name` does: name, created_at, id. */
+export type { ListingOrder } from '../ordering/listing-orders.js'
+import type { ListingOrder } from '../ordering/listing-orders.js'
 
 export interface ListFoldersQuery {
   ownerId: string
