@@ -119,6 +119,8 @@ export interface WalkFigures {
   smallFirstP50Ms: number
   middleOffsetP50Ms: number
   middleCursorP50Ms: number
+  /** the same three in order=name_natural */
+  natural: { smallFirstP50Ms: number; middleOffsetP50Ms: number; middleCursorP50Ms: number }
   walkPages: number
   walkSeconds: number
   /** walk time / (pages x p50 of page 1): 1 is linear at page-1 cost */
@@ -211,6 +213,18 @@ async function measure(
       .map((next) => next.replace(`limit=${LIMIT}`, `limit=${LIMIT - 1}`))
     const middleCursor = await timed(port, cursorPaths)
 
+    // The same pages in natural order (new URLs: uncached); its cursor pages start from the
+    // next links of its middle offset pages, read with another limit.
+    const naturally = (path: string) => `${path}&order=name_natural`
+    const naturalSmall = await timed(port, smallPaths.slice(0, 1000).map(naturally))
+    const naturalOffset = await timed(port, offsetPaths.map(naturally))
+    const naturalNexts: string[] = []
+    for (const path of offsetPaths) {
+      const next = (await get(port, naturally(path))).next
+      if (next !== null) naturalNexts.push(next.replace(`limit=${LIMIT}`, `limit=${LIMIT - 1}`))
+    }
+    const naturalCursor = await timed(port, naturalNexts)
+
     const idle = await bystander(port)
     const [underAttack, attackRequests] = await Promise.all([bystander(port), attack(port, huge)])
 
@@ -223,6 +237,11 @@ async function measure(
       smallFirstP50Ms,
       middleOffsetP50Ms: p50(middleOffset),
       middleCursorP50Ms: p50(middleCursor),
+      natural: {
+        smallFirstP50Ms: p50(naturalSmall),
+        middleOffsetP50Ms: p50(naturalOffset),
+        middleCursorP50Ms: p50(naturalCursor),
+      },
       walkPages: walked,
       walkSeconds,
       walkRatio: (walkSeconds * 1000) / (walked * smallFirstP50Ms),
@@ -242,6 +261,13 @@ function report(f: WalkFigures): void {
   log(
     `  middle page of the huge folder by cursor, p50   ${ms(f.middleCursorP50Ms)}  (${(f.middleCursorP50Ms / f.smallFirstP50Ms).toFixed(2)}x page 1; target <= 1.5x)`,
   )
+  const natural = (label: string, value: number, name: number) =>
+    log(
+      `  order=name_natural: ${label} ${ms(value)}  (${(value / name).toFixed(2)}x the name order; target <= 1.3x)`,
+    )
+  natural('page 1 of a small folder, p50    ', f.natural.smallFirstP50Ms, f.smallFirstP50Ms)
+  natural('middle page by offset, p50       ', f.natural.middleOffsetP50Ms, f.middleOffsetP50Ms)
+  natural('middle page by cursor, p50       ', f.natural.middleCursorP50Ms, f.middleCursorP50Ms)
   log(
     `  walk of all ${f.walkPages} pages by next            ${f.walkSeconds.toFixed(2)} s  (${f.walkRatio.toFixed(2)}x pages x p50(page 1); target <= 1.5x)`,
   )

@@ -2,6 +2,7 @@ import type { Static } from '@sinclair/typebox'
 import type { FolderChanges as FolderChangesSchema } from '../schemas/changes.js'
 import type { Folder as FolderSchema, FolderList as FolderListSchema } from '../schemas/folder.js'
 import type { FolderTreeBody as TreeBody } from '../schemas/tree.js'
+import type { ListingOrder } from '../ordering/listing-orders.js'
 import { readBoundedText } from './bounded-body.js'
 import { asProblem, FolderServiceError, nonsenseAnswer } from './folder-service-error.js'
 import { parseLinkHeader, type PageLinks } from './link-header.js'
@@ -83,9 +84,11 @@ export interface ListFoldersParams {
   limit?: number
   /** a continuation token, exactly as found in a `next` or `prev` link */
   cursor?: string
-  /** `name` (code point order, the service's default) or `name_natural` (a file manager's) */
-  order?: 'name' | 'name_natural'
+  /** absent: `name` (code point order); `name_natural`: a file manager's order */
+  order?: ListingOrder
 }
+
+export type { ListingOrder }
 
 export interface ChangesParams {
   /** the folder whose direct sub-folders are followed; absent or null: the root */
@@ -116,6 +119,8 @@ export interface RequestOptions {
 export interface WalkOptions extends RequestOptions {
   /** page size of the walk (the service's default when absent; at most 100) */
   limit?: number
+  /** the order of the walk (absent: the service's default, `name`) */
+  order?: ListingOrder
 }
 
 export interface FolderPage {
@@ -227,9 +232,13 @@ export class FolderServiceClient {
    * repeat pages forever.
    */
   async *pages(folderId?: string | null, options: WalkOptions = {}): AsyncGenerator<FolderPage> {
-    const limit = options.limit
+    const { limit, order } = options
     let page = await this.listFolders(
-      { folderId: folderId ?? null, ...(limit === undefined ? {} : { limit }) },
+      {
+        folderId: folderId ?? null,
+        ...(limit === undefined ? {} : { limit }),
+        ...(order === undefined ? {} : { order }),
+      },
       options,
     )
     const followed = new Set([page.url])

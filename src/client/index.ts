@@ -14,13 +14,14 @@ export {
   type FolderServiceClientOptions,
   type FolderTreeBody,
   type ListFoldersParams,
+  type ListingOrder,
   type RequestOptions,
   type TreeEntry,
   type TreeParams,
   type WalkOptions,
 } from './folder-service-client.js'
 export { FolderServiceError, type FolderServiceErrorCode } from './folder-service-error.js'
-export { compareFolders } from './listing-order.js'
+export { compareFolders, compareFoldersNaturally, folderComparator } from './listing-order.js'
 export type { PageLinks } from './link-header.js'
 export { FolderTree } from './folder-tree.js'
 export type { TreeBatch, TreeOptions } from './tree.js'

@@ -1,4 +1,5 @@
-import type { Folder } from './folder-service-client.js'
+import type { Folder, ListingOrder } from './folder-service-client.js'
+import { compareKeys, naturalKey } from '../ordering/natural-key.js'
 
 /**
  * The listing's order (docs/api.md "Sorting"): name in Unicode code point order, then
@@ -29,4 +30,26 @@ export function compareFolders(a: Folder, b: Folder): number {
   return (
     compareCodePoints(a.name, b.name) || compareText(a.created_at, b.created_at) || compareText(a.id, b.id)
   )
+}
+
+/** Keys of the folders sorted so far: a watched listing is sorted again at every change. */
+const naturalKeys = new WeakMap<Folder, Uint8Array>()
+
+function naturalKeyOf(folder: Folder): Uint8Array {
+  let key = naturalKeys.get(folder)
+  if (key === undefined) naturalKeys.set(folder, (key = naturalKey(folder.name)))
+  return key
+}
+
+/**
+ * The natural order (docs/api.md "Natural order"), by the service's own sort key: then the
+ * tie-breaks of compareFolders.
+ */
+export function compareFoldersNaturally(a: Folder, b: Folder): number {
+  return compareKeys(naturalKeyOf(a), naturalKeyOf(b)) || compareFolders(a, b)
+}
+
+/** The comparison of a listing order (absent: the service's default, `name`). */
+export function folderComparator(order: ListingOrder = 'name'): (a: Folder, b: Folder) => number {
+  return order === 'name_natural' ? compareFoldersNaturally : compareFolders
 }

@@ -4,13 +4,14 @@ import type {
   FolderChange,
   FolderChanges,
   FolderPage,
+  ListingOrder,
   RequestOptions,
   WalkOptions,
 } from './folder-service-client.js'
 import type { Backoff } from './feed-pacing.js'
 import { nonsenseAnswer } from './folder-service-error.js'
 import { followFeed, restartOnExpiry } from './follow-feed.js'
-import { compareFolders } from './listing-order.js'
+import { folderComparator } from './listing-order.js'
 
 /**
  * `client.watch()`: a folder's listing kept current by the change feed, as the replay
@@ -39,6 +40,8 @@ export type WatchBatch =
 export interface WatchOptions extends RequestOptions {
   /** page size of the listing (the service's default when absent) */
   limit?: number
+  /** the order of the listing and of every batch's `folders` (absent: `name`) */
+  order?: ListingOrder
   /** most entries per changes answer (the service's default when absent) */
   changesLimit?: number
   /** seconds each changes request may be held while nothing changes: 1 to 60, default 30 */
@@ -55,6 +58,8 @@ export interface WatchSource {
 export class FolderReplica {
   readonly #folders = new Map<string, Folder>()
 
+  constructor(private readonly compare = folderComparator()) {}
+
   add(folders: readonly Folder[]): void {
     for (const folder of folders) this.#folders.set(folder.id, folder)
   }
@@ -68,7 +73,7 @@ export class FolderReplica {
   }
 
   sorted(): Folder[] {
-    return [...this.#folders.values()].sort(compareFolders)
+    return [...this.#folders.values()].sort(this.compare)
   }
 }
 
@@ -82,11 +87,15 @@ export async function* watchFolder(
   if (!Number.isInteger(wait) || wait < 1 || wait > 60) throw new RangeError('wait must be 1 to 60 seconds')
   const request = options.signal === undefined ? {} : { signal: options.signal }
   const changesLimit = options.changesLimit === undefined ? {} : { limit: options.changesLimit }
-  const pageOptions = { ...request, ...(options.limit === undefined ? {} : { limit: options.limit }) }
+  const pageOptions = {
+    ...request,
+    ...(options.limit === undefined ? {} : { limit: options.limit }),
+    ...(options.order === undefined ? {} : { order: options.order }),
+  }
 
   /** One listing and the follow of its changes, until a 410 ends it. */
   async function* listAndFollow(backoff: Backoff): AsyncGenerator<WatchBatch> {
-    const replica = new FolderReplica()
+    const replica = new FolderReplica(folderComparator(options.order))
     let cursor: string | null = null
     for await (const page of source.pages(folderId, pageOptions)) {
       if (cursor === null) {

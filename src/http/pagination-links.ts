@@ -1,9 +1,9 @@
 import type { PageNavigation } from '../listing/listing.js'
-import { MAX_PAGE } from '../schemas/list-folders-query.js'
+import { DEFAULT_ORDER, MAX_PAGE } from '../schemas/list-folders-query.js'
 
 /**
  * RFC 8288 `Link` header of a listing page served at `path`: first, prev, next and last,
- * as relative URLs that keep folder_id and the effective limit. last is ceil(total / limit),
+ * as relative URLs that keep folder_id, the order (when not the default) and the effective limit. last is ceil(total / limit),
  * at least 1; first and last are plain offset links. With a changes cursor, a
  * rel="changes" link to `${path}/changes`.
  *
@@ -15,9 +15,11 @@ import { MAX_PAGE } from '../schemas/list-folders-query.js'
  */
 export function paginationLinks(
   path: string,
-  { parentId, page, limit, total, cursors, changes }: PageNavigation,
+  { parentId, order, page, limit, total, cursors, changes }: PageNavigation,
 ): string {
-  const base = parentId === null ? `${path}?` : `${path}?folder_id=${parentId}&`
+  const folder = parentId === null ? '' : `folder_id=${parentId}&`
+  // the default order is left out, as the links were before orders existed
+  const base = `${path}?${folder}${order === undefined || order === DEFAULT_ORDER ? '' : `order=${order}&`}`
   const link = (target: number, rel: string, cursor: string | null = null) =>
     `<${base}page=${target}&limit=${limit}${cursor === null ? '' : `&cursor=${cursor}`}>; rel="${rel}"`
   const last = Math.min(Math.max(1, Math.ceil(total / limit)), MAX_PAGE)
@@ -30,8 +32,8 @@ export function paginationLinks(
     if (cursors.next !== null) links.push(link(Math.min(page + 1, MAX_PAGE), 'next', cursors.next))
   }
   links.push(link(last, 'last'))
+  // The changes feed has no order: it says what changed, and the client places it.
   if (changes !== undefined) {
-    const folder = parentId === null ? '' : `folder_id=${parentId}&`
     links.push(`<${path}/changes?${folder}cursor=${changes}>; rel="changes"`)
   }
   return links.join(', ')

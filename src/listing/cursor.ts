@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { uuidFromHex } from '../ids.js'
-import type { FolderKey } from '../store/store.js'
+import type { FolderKey, ListingOrder } from '../store/store.js'
 import { MAX_TOKEN_LENGTH, SEAL_OVERHEAD, openToken, sealToken } from './sealed-token.js'
 
 /**
@@ -99,7 +99,12 @@ export class CursorSealer {
   }
 }
 
-/** What a token is bound to: one user's listing of one parent (null: the root). */
-export function cursorBinding(userId: string, parentId: string | null): string {
-  return `folder-service cursor\u0000${userId}\u0000${parentId ?? ''}`
+/**
+ * What a token is bound to: one user's listing of one parent (null: the root), in one order.
+ * The name order's binding is the one tokens had before orders existed, so they stay valid;
+ * a token of one order opens under the other like a forged one.
+ */
+export function cursorBinding(userId: string, parentId: string | null, order: ListingOrder = 'name'): string {
+  const binding = `folder-service cursor\u0000${userId}\u0000${parentId ?? ''}`
+  return order === 'name' ? binding : `${binding}\u0000${order}`
 }

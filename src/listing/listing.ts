@@ -1,10 +1,16 @@
 import { normaliseUuid } from '../ids.js'
 import type { FolderListBody } from '../schemas/folder.js'
-import { DEFAULT_LIMIT, MAX_LIMIT, type ListFoldersQueryString } from '../schemas/list-folders-query.js'
+import {
+  DEFAULT_LIMIT,
+  DEFAULT_ORDER,
+  MAX_LIMIT,
+  type ListFoldersQueryString,
+} from '../schemas/list-folders-query.js'
 import type {
   FolderKey,
   FolderRow,
   ListFoldersQuery,
+  ListingOrder,
   OwnerInfo,
   SessionUser,
   ServingStore,
@@ -15,6 +21,8 @@ import { ALL_ROWS } from '../store/store.js'
 import { type CursorSealer, cursorBinding, nameDigest, type OpenedCursor, type Seek } from './cursor.js'
 import { DeploymentSealers } from './token-sealers.js'
 import { adjacentKey } from './adjacent-key.js'
+import { naturalPrefixBound } from './natural-seek.js'
+import { naturalKey } from '../ordering/natural-key.js'
 
 /**
  * The folder listing, knowing nothing of HTTP: the Store's rows become the page (its body
@@ -31,6 +39,8 @@ export interface ListingQuery {
   limit: number
   /** the continuation token as sent; null: a plain offset page */
   cursor: string | null
+  /** absent: the name order */
+  order?: ListingOrder
 }
 
 /**
@@ -39,6 +49,8 @@ export interface ListingQuery {
  */
 export interface PageNavigation {
   parentId: string | null
+  /** absent: the name order */
+  order?: ListingOrder
   page: number
   limit: number
   total: number
@@ -75,22 +87,33 @@ const CURSOR_INVALID: ListingOutcome = { outcome: 'cursor-invalid' }
  * for that owner under an older generation unreachable at once, on every instance, whoever
  * wrote. The generation is read before the data, so an answer is never older than its key.
  */
-export function listingKey(user: SessionUser, { parentId, page, limit, cursor }: ListingQuery): string {
-  return `${user.id} ${user.generation} ${parentId ?? ''} ${page} ${limit} ${cursor ?? ''}`
+export function listingKey(
+  user: SessionUser,
+  { parentId, page, limit, cursor, order }: ListingQuery,
+): string {
+  return `${user.id} ${user.generation} ${parentId ?? ''} ${page} ${limit} ${cursor ?? ''} ${order ?? DEFAULT_ORDER}`
 }
 
-export function listingQuery({ folder_id, page, limit, cursor }: ListFoldersQueryString): ListingQuery {
+export function listingQuery({
+  folder_id,
+  page,
+  limit,
+  cursor,
+  order,
+}: ListFoldersQueryString): ListingQuery {
   return {
     parentId: folder_id === undefined ? null : normaliseUuid(folder_id),
     page: page === undefined ? 1 : Number(page),
     limit: limit === undefined ? DEFAULT_LIMIT : Math.min(Number(limit), MAX_LIMIT),
     cursor: cursor ?? null,
+    order: order ?? DEFAULT_ORDER,
   }
 }
 
 /** Sorts after every character: a name prefix followed by it sorts after all its extensions. */
 const LAST_CHARACTER = '\u{10FFFF}'
 
+/** A page row's key as a token holds it (the natural sort key is the name's, made again on opening). */
 const keyOf = (row: FolderRow): FolderKey => ({ name: row.name, created_at: row.created_at, id: row.id })
 
 /** A folder as the listing shows it; the changes feed's upserts are the same objects. */
@@ -133,9 +156,10 @@ export class Listings {
   private async checkpointSeek(
     user: SessionUser,
     parentId: string | null,
+    order: ListingOrder,
     offset: number,
   ): Promise<NonNullable<ListFoldersQuery['seek']> | undefined> {
-    const key = `${user.id} ${user.generation} ${parentId ?? ''}`
+    const key = `${user.id} ${user.generation} ${parentId ?? ''} ${order}`
     let keys = this.checkpoints.get(key)
     if (keys === undefined) {
       keys = this.store.listingCheckpoints({
@@ -143,6 +167,7 @@ export class Listings {
         parentId,
         every: CHECKPOINT_EVERY,
         minGeneration: user.generation,
+        order,
       })
       keys.catch(() => this.checkpoints.delete(key))
       if (this.checkpoints.size >= CHECKPOINT_LISTINGS) {
@@ -164,15 +189,15 @@ export class Listings {
    * (the check order of docs/api.md: 400 before 404).
    */
   async read(user: SessionUser, query: ListingQuery): Promise<ListingOutcome> {
-    const { parentId, page, limit, cursor } = query
-    const binding = cursorBinding(user.id, parentId)
+    const { parentId, page, limit, cursor, order = DEFAULT_ORDER } = query
+    const binding = cursorBinding(user.id, parentId, order)
     let seek: ListFoldersQuery['seek']
     if (cursor !== null) {
       const opened = (await this.sealers.get()).listing.open(cursor, binding)
       if (opened === null) return CURSOR_INVALID
-      seek = await this.resolve(opened)
+      seek = await this.resolve(opened, order)
     } else if ((page - 1) * limit >= DEEP_OFFSET) {
-      seek = await this.checkpointSeek(user, parentId, (page - 1) * limit)
+      seek = await this.checkpointSeek(user, parentId, order, (page - 1) * limit)
     }
     // A replica may serve it once it has replayed the session's generation: never older.
     const result = await this.store.listFolders({
@@ -182,6 +207,7 @@ export class Listings {
       limit,
       seek,
       minGeneration: user.generation,
+      order,
     })
     if (result === null) return PARENT_NOT_FOUND
     // Every listed folder belongs to the session's user, so one owner object serves all.
@@ -201,7 +227,7 @@ export class Listings {
       { generation: user.generation, row: ALL_ROWS },
       changesBinding(user.id, parentId),
     )
-    const navigation: PageNavigation = { parentId, page, limit, total: result.total, changes }
+    const navigation: PageNavigation = { parentId, order, page, limit, total: result.total, changes }
     if (first !== undefined && last !== undefined) {
       const sealer = sealers.listing
       // Which neighbours exist: offset pages know from the total; cursor pages from the
@@ -243,13 +269,17 @@ export class Listings {
    * prefix stands in for the name, on the side that repeats folders rather than skips them:
    * only folders whose names share those first 123 bytes can be shown twice.
    */
-  private async resolve(opened: OpenedCursor): Promise<Seek> {
+  private async resolve(opened: OpenedCursor, order: ListingOrder): Promise<Seek> {
     const { direction, key, nameDigest: digest } = opened
-    if (digest === null) return { direction, key }
+    const exact = (name: string): Seek => ({
+      direction,
+      key: order === 'name' ? { ...key, name } : { ...key, name, naturalKey: naturalKey(name) },
+    })
+    if (digest === null) return exact(key.name)
     const folder = await this.store.findFolder(key.id)
-    if (folder !== null && nameDigest(folder.name).equals(digest)) {
-      return { direction, key: { ...key, name: folder.name } }
-    }
-    return { direction, key: { ...key, name: direction === 'after' ? key.name : key.name + LAST_CHARACTER } }
+    if (folder !== null && nameDigest(folder.name).equals(digest)) return exact(folder.name)
+    const name = direction === 'after' ? key.name : key.name + LAST_CHARACTER
+    if (order === 'name') return { direction, key: { ...key, name } }
+    return { direction, key: { ...key, name, naturalKey: naturalPrefixBound(key.name, direction) } }
   }
 }

@@ -52,7 +52,7 @@ function sendListing(reply: FastifyReply, listing: CachedListing): FastifyReply 
 export const listFoldersSchema = {
   summary: 'List the direct sub-folders of a folder (or of the root)',
   description:
-    'Owner-scoped, not-deleted folders only, ordered by name (Unicode code point), then created_at, then id.',
+    'Owner-scoped, not-deleted folders only, ordered by name (Unicode code point), then created_at, then id; with `order=name_natural`, in natural order (case and accents set aside, numbers by value), then by the same tie-breaks.',
   operationId: 'listFolders',
   tags: ['folders'],
   security: [{ sessionCookie: [] }],

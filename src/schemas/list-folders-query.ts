@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { UUID_PATTERN } from '../ids.js'
+import { LISTING_ORDERS } from '../ordering/listing-orders.js'
 
 /**
  * Query of GET /v1/folders (docs/api.md, "Query parameters"). The values stay strings so that the
@@ -17,6 +18,7 @@ export const POSITIVE_INT32_PATTERN =
 export const MAX_PAGE = 2147483647
 export const MAX_LIMIT = 100
 export const DEFAULT_LIMIT = 50
+export { DEFAULT_ORDER } from '../ordering/listing-orders.js'
 
 export const ListFoldersQuery = Type.Object(
   {
@@ -47,6 +49,16 @@ export const ListFoldersQuery = Type.Object(
           "Continuation token, exactly as the service wrote it into the `next` or `prev` link of an earlier answer: the page right after (or before) that page's boundary, found without skipping rows and stable while others write. Opaque; bound to the user and the folder it was made for.",
       }),
     ),
+    order: Type.Optional(
+      Type.Union(
+        LISTING_ORDERS.map((order) => Type.Literal(order)),
+        {
+          description:
+            '`name` (the default): by name in Unicode code point order, then created_at, then id. `name_natural`: the order of a file manager (docs/api.md "Natural order"): case and accents set aside, numbers by value, ties broken by code point order, created_at, id. The `Link` links keep it; a cursor made in one order is refused in the other.',
+          examples: ['name_natural'],
+        },
+      ),
+    ),
   },
   { additionalProperties: true },
 )
@@ -63,4 +75,5 @@ export const PARAMETER_RULES = {
   limit: 'must be a whole number of at least 1 in decimal digits, given once',
   cursor:
     'must be a continuation token exactly as this service wrote it into a Link header, for the same user and folder, given once',
+  order: 'must be name or name_natural, given once',
 } as const satisfies ParameterRules

@@ -34,8 +34,10 @@ export const LISTING_SOURCES = {
   folders: {
     owner: 'owner_id',
     listed: ['id', 'name', 'folder_id', 'owner_id', 'is_deleted', 'created_at', 'updated_at'],
-    // the `total` of the folder's own listing, kept by the count triggers
-    derived: ['child_count'],
+    // the `total` of the folder's own listing, kept by the count triggers; the natural
+    // order's sort key, cleared by a trigger when the name changes without it and completed
+    // by the service before a natural listing (migration 009): a function of `name`
+    derived: ['child_count', 'name_key'],
     checkedPerRequest: [],
     unlisted: [],
   },

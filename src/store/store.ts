@@ -42,12 +42,21 @@ export interface FolderRow {
   updated_at: number
 }
 
-/** A folder's place in the listing order: name (code points), then created_at, then id. */
+/**
+ * A folder's place in the listing order: name (code points), then created_at, then id; in
+ * natural order, its sort key (src/ordering/natural-key.ts) first.
+ */
 export interface FolderKey {
   name: string
   created_at: number
   id: string
+  /** natural order only: the stored sort key, or a bound of it (listing/natural-seek.ts) */
+  naturalKey?: Uint8Array
 }
+
+/** `name_natural` sorts by the natural sort key, then as `name` does: name, created_at, id. */
+export type { ListingOrder } from '../ordering/listing-orders.js'
+import type { ListingOrder } from '../ordering/listing-orders.js'
 
 export interface ListFoldersQuery {
   ownerId: string
@@ -55,6 +64,12 @@ export interface ListFoldersQuery {
   parentId: string | null
   /** 1-based page number; ignored when `seek` is given */
   page: number
+  /**
+   * Absent: 'name'. In 'name_natural' the adapter first gives every listed row without a
+   * sort key (written by another writer) its key, on the primary, without a new generation,
+   * and serves no answer read while such a row was listed.
+   */
+  order?: ListingOrder
   /** page size, already clamped to the maximum */
   limit: number
   /**
@@ -77,6 +92,8 @@ export interface CheckpointsQuery {
   parentId: string | null
   /** the distance between two checkpoints, in rows */
   every: number
+  /** as in ListFoldersQuery; in 'name_natural' each key holds its naturalKey */
+  order?: ListingOrder
   /** as in ListFoldersQuery */
   minGeneration?: number
 }

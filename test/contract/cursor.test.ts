@@ -10,6 +10,7 @@ import { compareCodePoints } from '../../bench/code-points.js'
 import { uuid } from '../helpers/ids.js'
 import { insertLiveFolder, type RawSql } from '../helpers/raw-sql.js'
 import { linkTargets } from '../helpers/http-asserts.js'
+import { assertWalkGuarantee, listingComparator, type ListedChild } from '../helpers/walk-guarantee.js'
 
 /**
  * Continuation tokens (`cursor` in the next and prev links): walks that follow them list
@@ -34,11 +35,7 @@ const longName = (i: number) => `L${'é'.repeat(100)}${i}`
 const LONG = 6
 const TIES = 50
 
-interface Child {
-  id: string
-  name: string
-  created_at: number
-}
+type Child = ListedChild
 
 /** BIG's children: six long names, 50 names three times each (ties), a few astral ones. */
 function bigChildren(): Child[] {
@@ -53,8 +50,7 @@ function bigChildren(): Child[] {
   return children
 }
 
-const byListingOrder = (a: Child, b: Child) =>
-  compareCodePoints(a.name, b.name) || a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+const byListingOrder = listingComparator(compareCodePoints)
 
 function dataSet() {
   const iso = (ms: number) => new Date(ms).toISOString()
@@ -298,13 +294,7 @@ for (const backend of listingBackends()) {
               step++
             }
             // Every key seen comes strictly after the one before it: no folder twice at one place.
-            for (let i = 1; i < seen.length; i++) {
-              assert.ok(byListingOrder(seen[i - 1] as Child, seen[i] as Child) < 0, `ascending at ${i}`)
-            }
-            for (const c of children) {
-              if (touched.has(c.id)) continue
-              assert.equal(seen.filter((s) => s.id === c.id).length, 1, `${c.name} stayed: seen exactly once`)
-            }
+            assertWalkGuarantee(seen, children, touched, byListingOrder)
           },
         ),
         { numRuns: 8, seed: 20261123 },

@@ -214,6 +214,7 @@ describe('postgres migrations', { skip }, () => {
         '004-cursor-key',
         '005-user-bounds',
         '006-change-log',
+        '009-natural-order',
         '010-tree-log',
       ])
     } finally {

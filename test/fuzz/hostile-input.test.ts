@@ -63,7 +63,7 @@ for (const backend of allBackends()) {
     it('reads the parameters to attack from the OpenAPI document', () => {
       // The document is generated from the route's schema; if it lost a parameter the
       // fuzzing below would silently skip it, so its content is pinned here.
-      assert.deepEqual([...params.query].sort(), ['cursor', 'folder_id', 'limit', 'page'])
+      assert.deepEqual([...params.query].sort(), ['cursor', 'folder_id', 'limit', 'order', 'page'])
       assert.ok(params.header.includes('if-none-match'), JSON.stringify(params))
       assert.ok(params.header.includes('x-request-id'), JSON.stringify(params))
       assert.deepEqual(params.cookie, ['session_id'])

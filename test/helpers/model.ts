@@ -8,6 +8,8 @@
  * service must send (every field of every folder, in order).
  */
 
+import { compareNatural } from './natural-rule.js'
+
 export interface ModelUser {
   id: string
   username: string
@@ -156,14 +158,24 @@ export function contractOrder(a: ModelFolder, b: ModelFolder): number {
   return a.id === b.id ? 0 : a.id < b.id ? -1 : 1
 }
 
+/** docs/api.md "Natural order", by the rule as test/helpers/natural-rule.ts restates it. */
+export function naturalOrder(a: ModelFolder, b: ModelFolder): number {
+  return compareNatural(a.name, b.name) || contractOrder(a, b)
+}
+
 /** The live children of `parentId` (null: the root) owned by `ownerId`, in contract order. */
-export function modelChildren(state: ModelState, ownerId: string, parentId: string | null): ModelFolder[] {
+export function modelChildren(
+  state: ModelState,
+  ownerId: string,
+  parentId: string | null,
+  order: (a: ModelFolder, b: ModelFolder) => number = contractOrder,
+): ModelFolder[] {
   const children: ModelFolder[] = []
   for (const folder of state.folders.values()) {
     if (folder.owner_id === ownerId && folder.folder_id === parentId && !folder.is_deleted)
       children.push(folder)
   }
-  return children.sort(contractOrder)
+  return children.sort(order)
 }
 
 function isoMs(ms: number): string {
@@ -194,6 +206,7 @@ export function modelAnswer(state: ModelState, request: ModelRequest, now: numbe
   const folderText = single('folder_id')
   const pageText = single('page')
   const limitText = single('limit')
+  const orderText = single('order')
   if (folderText === null || (folderText !== undefined && !isModelUuid(folderText))) bad.push('folder_id')
   const page = pageText === undefined ? 1 : pageText === null ? undefined : positiveInt32(pageText)
   if (page === undefined) bad.push('page')
@@ -202,6 +215,8 @@ export function modelAnswer(state: ModelState, request: ModelRequest, now: numbe
   // The model makes no continuation tokens, so any `cursor` it is shown is one the service
   // did not make (or a repeated one): 400. Valid tokens are tested in the cursor suite.
   if (params.has('cursor')) bad.push('cursor')
+  if (orderText === null || (orderText !== undefined && orderText !== 'name' && orderText !== 'name_natural'))
+    bad.push('order')
   if (bad.length > 0 || page === undefined || limitGiven === undefined) {
     return { status: 400, code: 'INVALID_INPUT', params: bad }
   }
@@ -214,7 +229,12 @@ export function modelAnswer(state: ModelState, request: ModelRequest, now: numbe
       return { status: 404, code: 'NOT_FOUND' }
     }
   }
-  const all = modelChildren(state, user.id, parentId)
+  const all = modelChildren(
+    state,
+    user.id,
+    parentId,
+    orderText === 'name_natural' ? naturalOrder : contractOrder,
+  )
   const start = (page - 1) * limit
   const owner = { id: user.id, username: user.username, avatar_url: user.avatar_url }
   return {

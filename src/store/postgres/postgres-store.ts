@@ -14,6 +14,7 @@ import {
   type ImportData,
   type ImportSource,
   type ListFoldersQuery,
+  type ListingOrder,
   type ReadRoutingStats,
   type ReplicaRefusal,
   type SessionUser,
@@ -28,6 +29,7 @@ import { BatchedLookups } from './batched-lookups.js'
 import { ReadRouter, type ReplicaSettings, type SnapshotGeneration } from './read-router.js'
 import { migratePostgres } from './postgres-migrations.js'
 import { changesResult, type LoggedChange } from '../change-rows.js'
+import { naturalKey } from '../../ordering/natural-key.js'
 
 /**
  * The PostgreSQL backend (node-postgres), behaving exactly like SqliteStore: the Store
@@ -56,9 +58,29 @@ const ORDER = 'ORDER BY folders.name, folders.created_at, folders.id'
  * which it does not treat as an equality) in folders_listing order and stop at LIMIT,
  * instead of sorting all of them: 0.06 ms instead of 20 ms for 50 000 root folders.
  */
-const LISTING_ORDER = 'ORDER BY folders.folder_id, folders.name, folders.created_at, folders.id'
-const LISTING_ORDER_DESC =
-  'ORDER BY folders.folder_id DESC, folders.name DESC, folders.created_at DESC, folders.id DESC'
+const SORT_COLUMNS: Record<ListingOrder, string[]> = {
+  name: ['name', 'created_at', 'id'],
+  name_natural: ['name_key', 'name', 'created_at', 'id'],
+}
+const sortedBy = (order: ListingOrder, table: string, direction = '') =>
+  `ORDER BY ${[table === 'folders' ? 'folder_id' : null, ...SORT_COLUMNS[order]]
+    .flatMap((column) => (column === null ? [] : [`${table}.${column}${direction}`]))
+    .join(', ')}`
+
+/**
+ * Natural-order statements also say, in the same snapshot, whether a live child of the
+ * parent lacks its sort key ($1 owner; `parentFilter` names the parent): such an answer is
+ * not served (PostgresStore.naturally).
+ */
+const unkeyedColumn = (parentFilter: string) =>
+  `EXISTS (SELECT 1 FROM folders WHERE owner_id = $1 AND ${parentFilter} AND name_key IS NULL
+            AND NOT is_deleted) AS unkeyed`
+interface UnkeyedRow {
+  unkeyed?: boolean
+}
+
+/** Completion passes before a natural listing gives up (503) under writers renaming its rows. */
+const COMPLETION_PASSES = 3
 
 /**
  * Stored ids are canonical lower-case UUIDs. Any other string names no row, as on SQLite
@@ -80,7 +102,8 @@ type RawFolderRecord = RawFolder & { owner_id: string; is_deleted: boolean }
 type RawSessionUser = Omit<SessionUser, 'generation'> & { generation: string }
 type RawUser = Omit<UserRecord, 'created_at' | 'updated_at'> & { created_at: string; updated_at: string }
 /** A listing row: the total, then one page row (all null on an empty page). */
-type RawListing = GenerationRow & { total: string } & { [K in keyof RawFolder]: RawFolder[K] | null }
+type RawListing = GenerationRow &
+  UnkeyedRow & { total: string } & { [K in keyof RawFolder]: RawFolder[K] | null }
 
 /**
  * The owner's listing generation in the snapshot of the statement it is a column of
@@ -121,11 +144,17 @@ function toUser(raw: RawUser): UserRecord {
  * page of 100,000 children costs what the first does. One statement is one snapshot: the
  * total, the page and the generation agree. A LEFT JOIN keeps one row when the page is empty.
  */
-function listingStatement(name: string, total: string, parentFilter: string): QueryConfig {
+function listingStatement(
+  name: string,
+  total: string,
+  parentFilter: string,
+  order: ListingOrder = 'name',
+): QueryConfig {
   const children = `FROM folders WHERE owner_id = $1 AND ${parentFilter} AND NOT is_deleted`
-  const columns = 'id, name, folder_id, created_at, updated_at'
+  const natural = order === 'name_natural'
+  const columns = `id, name, folder_id, created_at, updated_at${natural ? ', name_key' : ''}`
   return {
-    name,
+    name: natural ? `${name}_natural` : name,
     // $2 page size, $3 rows before the page (offset); `n` rows on the page, `after` beyond it.
     text: `WITH win AS (
         SELECT t.total, GREATEST(LEAST($2::int8, t.total - $3::int8), 0) AS n,
@@ -135,35 +164,54 @@ function listingStatement(name: string, total: string, parentFilter: string): Qu
       head AS (
         SELECT ${columns} ${children}
            AND (SELECT n > 0 AND $3::int8 <= after FROM win)
-         ${LISTING_ORDER} LIMIT (SELECT n FROM win) OFFSET $3::int8
+         ${sortedBy(order, 'folders')} LIMIT (SELECT n FROM win) OFFSET $3::int8
       ),
       tail AS (
         SELECT ${columns} ${children}
            AND (SELECT n > 0 AND $3::int8 > after FROM win)
-         ${LISTING_ORDER_DESC} LIMIT (SELECT n FROM win) OFFSET (SELECT after FROM win)
+         ${sortedBy(order, 'folders', ' DESC')} LIMIT (SELECT n FROM win) OFFSET (SELECT after FROM win)
       ),
       page AS (SELECT * FROM head UNION ALL SELECT * FROM tail)
     SELECT win.total, page.id, page.name, page.folder_id,
            ${ms('page.created_at')} AS created_at, ${ms('page.updated_at')} AS updated_at,
-           ${GENERATION_COLUMN}
+           ${GENERATION_COLUMN}${natural ? `, ${unkeyedColumn(parentFilter)}` : ''}
       FROM win LEFT JOIN page ON true
-     ORDER BY page.name, page.created_at, page.id`,
+     ${sortedBy(order, 'page')}`,
   }
 }
+
+const LIST_CHILDREN_TOTAL =
+  'SELECT child_count::int8 AS total FROM folders WHERE id = $4 AND owner_id = $1 AND NOT is_deleted'
+const LIST_ROOT_TOTAL =
+  'SELECT coalesce((SELECT root_folder_count FROM users WHERE id = $1), 0)::int8 AS total'
 
 /** $1 owner, $2 limit, $3 offset, $4 parent */
 export const LIST_CHILDREN = listingStatement(
   'folder_service_list_children_v3',
-  'SELECT child_count::int8 AS total FROM folders WHERE id = $4 AND owner_id = $1 AND NOT is_deleted',
+  LIST_CHILDREN_TOTAL,
   'folder_id = $4',
 )
 
 /** $1 owner, $2 limit, $3 offset */
-export const LIST_ROOT = listingStatement(
-  'folder_service_list_root_v3',
-  'SELECT coalesce((SELECT root_folder_count FROM users WHERE id = $1), 0)::int8 AS total',
-  'folder_id IS NULL',
-)
+export const LIST_ROOT = listingStatement('folder_service_list_root_v3', LIST_ROOT_TOTAL, 'folder_id IS NULL')
+
+const LIST = {
+  name: { children: LIST_CHILDREN, root: LIST_ROOT },
+  name_natural: {
+    children: listingStatement(
+      'folder_service_list_children_v3',
+      LIST_CHILDREN_TOTAL,
+      'folder_id = $4',
+      'name_natural',
+    ),
+    root: listingStatement(
+      'folder_service_list_root_v3',
+      LIST_ROOT_TOTAL,
+      'folder_id IS NULL',
+      'name_natural',
+    ),
+  },
+}
 
 /**
  * The seek statement of a continuation token: the rows strictly after (or before) a key,
@@ -173,22 +221,32 @@ export const LIST_ROOT = listingStatement(
  * parent is not a live folder of the owner. The key's created_at arrives as epoch ms and is
  * compared exactly (timestamptz(3) holds whole milliseconds).
  * $1 owner, $2 rows to read, $3 name, $4 created_at (ms), $5 id, $6 rows to skip first,
- * $7 parent (children only).
+ * $7 parent (children only), then in natural order the sort key ($7 or $8).
  */
-function seekStatement(name: string, total: string, parentFilter: string, direction: 'after' | 'before') {
-  const [comparison, order] = direction === 'after' ? ['>', LISTING_ORDER] : ['<', LISTING_ORDER_DESC]
+function seekStatement(
+  name: string,
+  total: string,
+  parentFilter: string,
+  direction: 'after' | 'before',
+  order: ListingOrder = 'name',
+) {
+  const comparison = direction === 'after' ? '>' : '<'
+  const natural = order === 'name_natural'
+  const key = `$${parentFilter.includes('$7') ? 8 : 7}::bytea`
+  const columns = SORT_COLUMNS[order].map((column) => `folders.${column}`).join(', ')
+  const bound = `${natural ? `${key}, ` : ''}$3::text, 'epoch'::timestamptz + $4::int8 * interval '1 millisecond', $5::uuid`
   return {
-    name,
+    name: natural ? `${name}_natural` : name,
     text: `SELECT t.total, p.id, p.name, p.folder_id, p.created_at, p.updated_at, ${GENERATION_COLUMN}
+             ${natural ? `, ${unkeyedColumn(parentFilter)}` : ''}
       FROM (${total}) AS t
       LEFT JOIN LATERAL (
         SELECT id, name, folder_id, ${ms('folders.created_at')} AS created_at,
                ${ms('folders.updated_at')} AS updated_at
           FROM folders
          WHERE owner_id = $1 AND ${parentFilter} AND NOT is_deleted
-           AND (folders.name, folders.created_at, folders.id)
-               ${comparison} ($3::text, 'epoch'::timestamptz + $4::int8 * interval '1 millisecond', $5::uuid)
-         ${order} LIMIT $2::int8 OFFSET $6::int8
+           AND (${columns}) ${comparison} (${bound})
+         ${sortedBy(order, 'folders', direction === 'after' ? '' : ' DESC')} LIMIT $2::int8 OFFSET $6::int8
       ) AS p ON true`,
   }
 }
@@ -196,45 +254,92 @@ function seekStatement(name: string, total: string, parentFilter: string, direct
 const CHILDREN_TOTAL =
   'SELECT child_count::int8 AS total FROM folders WHERE id = $7 AND owner_id = $1 AND NOT is_deleted'
 const ROOT_TOTAL = 'SELECT coalesce((SELECT root_folder_count FROM users WHERE id = $1), 0)::int8 AS total'
-const SEEK = {
+const seekStatements = (order: ListingOrder) => ({
   children: {
-    after: seekStatement('folder_service_seek_children_after', CHILDREN_TOTAL, 'folder_id = $7', 'after'),
-    before: seekStatement('folder_service_seek_children_before', CHILDREN_TOTAL, 'folder_id = $7', 'before'),
+    after: seekStatement(
+      'folder_service_seek_children_after',
+      CHILDREN_TOTAL,
+      'folder_id = $7',
+      'after',
+      order,
+    ),
+    before: seekStatement(
+      'folder_service_seek_children_before',
+      CHILDREN_TOTAL,
+      'folder_id = $7',
+      'before',
+      order,
+    ),
   },
   root: {
-    after: seekStatement('folder_service_seek_root_after', ROOT_TOTAL, 'folder_id IS NULL', 'after'),
-    before: seekStatement('folder_service_seek_root_before', ROOT_TOTAL, 'folder_id IS NULL', 'before'),
+    after: seekStatement('folder_service_seek_root_after', ROOT_TOTAL, 'folder_id IS NULL', 'after', order),
+    before: seekStatement(
+      'folder_service_seek_root_before',
+      ROOT_TOTAL,
+      'folder_id IS NULL',
+      'before',
+      order,
+    ),
   },
-}
+})
+const SEEK = { name: seekStatements('name'), name_natural: seekStatements('name_natural') }
 
 /**
  * Checkpoints of a listing: the rows numbered in index order, every n-th kept; one pass over
  * the index entries. No row when the parent is not a live folder of the owner; a row with a
  * null name when it is but has no checkpoint. $1 owner, $2 every, $3 parent (children only).
  */
-function checkpointsStatement(name: string, total: string, parentFilter: string): QueryConfig {
+function checkpointsStatement(
+  name: string,
+  total: string,
+  parentFilter: string,
+  order: ListingOrder,
+): QueryConfig {
+  const natural = order === 'name_natural'
+  const key = natural ? ', name_key' : ''
   return {
-    name,
-    text: `SELECT c.name, ${ms('c.created_at')} AS created_at, c.id::text AS id, ${GENERATION_COLUMN}
+    name: natural ? `${name}_natural` : name,
+    text: `SELECT c.name, ${ms('c.created_at')} AS created_at, c.id::text AS id${natural ? ', c.name_key' : ''},
+                  ${GENERATION_COLUMN}${natural ? `, ${unkeyedColumn(parentFilter)}` : ''}
       FROM (${total}) AS t
       LEFT JOIN LATERAL (
-        SELECT name, created_at, id FROM (
-          SELECT folders.name, folders.created_at, folders.id,
-                 row_number() OVER (${LISTING_ORDER}) AS position
+        SELECT name, created_at, id${key} FROM (
+          SELECT folders.name, folders.created_at, folders.id${natural ? ', folders.name_key' : ''},
+                 row_number() OVER (${sortedBy(order, 'folders')}) AS position
             FROM folders WHERE owner_id = $1 AND ${parentFilter} AND NOT is_deleted
         ) AS numbered WHERE position % $2::int8 = 0
       ) AS c ON true
-     ORDER BY c.name, c.created_at, c.id`,
+     ${sortedBy(order, 'c')}`,
   }
 }
 
-const CHECKPOINTS = {
+const checkpointStatements = (order: ListingOrder) => ({
   children: checkpointsStatement(
     'folder_service_checkpoints_children',
     'SELECT 1 FROM folders WHERE id = $3 AND owner_id = $1 AND NOT is_deleted',
     'folder_id = $3',
+    order,
   ),
-  root: checkpointsStatement('folder_service_checkpoints_root', 'SELECT 1', 'folder_id IS NULL'),
+  root: checkpointsStatement('folder_service_checkpoints_root', 'SELECT 1', 'folder_id IS NULL', order),
+})
+const CHECKPOINTS = { name: checkpointStatements('name'), name_natural: checkpointStatements('name_natural') }
+
+/**
+ * The live children of a parent without a natural sort key, in id order (so concurrent
+ * completions lock rows in one order), and the UPDATE that stores their keys in one
+ * statement, each only while its row still has the name the key was computed from and no
+ * key (a rename since then cleared it, or another instance stored it).
+ */
+const UNKEYED = {
+  children:
+    'SELECT id, name FROM folders WHERE owner_id = $1 AND folder_id = $2 AND name_key IS NULL AND NOT is_deleted ORDER BY id',
+  root: 'SELECT id, name FROM folders WHERE owner_id = $1 AND folder_id IS NULL AND name_key IS NULL AND NOT is_deleted ORDER BY id',
+}
+const STORE_NATURAL_KEYS: QueryConfig = {
+  name: 'folder_service_store_natural_keys',
+  text: `UPDATE folders AS f SET name_key = k.key
+           FROM unnest($1::uuid[], $2::text[], $3::bytea[]) AS k(id, name, key)
+          WHERE f.id = k.id AND f.name = k.name AND f.name_key IS NULL`,
 }
 
 /**
@@ -402,17 +507,61 @@ export class PostgresStore implements Store {
     )
   }
 
+  /**
+   * A listing statement in 'name' order, routed; in 'name_natural', an answer read while a
+   * listed row had no sort key is not served: the keys are completed on the primary and the
+   * statement runs there again (a replica may not have replayed the completion yet; it moves
+   * no generation, so the router cannot tell). 503 if writers keep renaming meanwhile.
+   */
+  private async ordered<R extends QueryResultRow & GenerationRow & UnkeyedRow>(
+    statement: QueryConfig,
+    {
+      ownerId,
+      parentId,
+      order,
+      minGeneration,
+    }: Pick<ListFoldersQuery, 'ownerId' | 'parentId' | 'order' | 'minGeneration'>,
+  ): Promise<R[]> {
+    let rows = await this.routed<R>(statement, generationColumn, minGeneration)
+    if (order !== 'name_natural') return rows
+    for (let pass = 0; rows[0]?.unkeyed === true; pass++) {
+      if (pass === COMPLETION_PASSES) {
+        throw new StoreUnavailableError(
+          'natural sort keys of a folder kept changing while they were completed',
+        )
+      }
+      await this.completeNaturalKeys(ownerId, parentId)
+      rows = (await this.db.query<R>(statement, READ)).rows
+    }
+    return rows
+  }
+
+  /** Stores the missing natural sort keys of a parent's live children, on the primary. */
+  private async completeNaturalKeys(ownerId: string, parentId: string | null): Promise<void> {
+    const { rows } = await this.db.query<{ id: string; name: string }>(
+      parentId === null
+        ? { text: UNKEYED.root, values: [ownerId] }
+        : { text: UNKEYED.children, values: [ownerId, parentId] },
+      READ,
+    )
+    if (rows.length === 0) return
+    const keys = rows.map((row) => Buffer.from(naturalKey(row.name)))
+    const values = [rows.map((row) => row.id), rows.map((row) => row.name), keys]
+    await this.db.query({ ...STORE_NATURAL_KEYS, values }, WRITE)
+  }
+
   async listFolders(query: ListFoldersQuery): Promise<FolderPage | null> {
-    const { ownerId, parentId, page, limit, seek, minGeneration } = query
+    const { ownerId, parentId, page, limit, seek } = query
     if (parentId !== null && !(isStoredId(parentId) && isStoredId(ownerId))) return null
     if (!isStoredId(ownerId)) return { folders: [], total: 0 }
     if (seek !== undefined) return this.seekFolders(query, seek)
     const offset = (page - 1) * limit
+    const list = LIST[query.order ?? 'name']
     const statement =
       parentId === null
-        ? { ...LIST_ROOT, values: [ownerId, limit, offset] }
-        : { ...LIST_CHILDREN, values: [ownerId, limit, offset, parentId] }
-    const rows = await this.routed<RawListing>(statement, generationColumn, minGeneration)
+        ? { ...list.root, values: [ownerId, limit, offset] }
+        : { ...list.children, values: [ownerId, limit, offset, parentId] }
+    const rows = await this.ordered<RawListing>(statement, query)
     const first = rows[0]
     if (first === undefined) return null
     const folders = rows.flatMap((row) => (row.id === null ? [] : [toFolderRow(row as RawFolder)]))
@@ -420,15 +569,17 @@ export class PostgresStore implements Store {
   }
 
   private async seekFolders(
-    { ownerId, parentId, limit, minGeneration }: ListFoldersQuery,
+    query: ListFoldersQuery,
     { direction, key, skip }: NonNullable<ListFoldersQuery['seek']>,
   ): Promise<FolderPage | null> {
+    const { ownerId, parentId, limit, order = 'name' } = query
     // The key came out of a sealed token, so its id is one this service wrote; checked anyway.
     if (!isStoredId(key.id)) return { folders: [], total: 0, more: false }
     const values: unknown[] = [ownerId, limit + 1, key.name, key.created_at, key.id, skip ?? 0]
-    const statement = parentId === null ? SEEK.root[direction] : SEEK.children[direction]
+    const statement = parentId === null ? SEEK[order].root[direction] : SEEK[order].children[direction]
     if (parentId !== null) values.push(parentId)
-    const rows = await this.routed<RawListing>({ ...statement, values }, generationColumn, minGeneration)
+    if (order === 'name_natural') values.push(Buffer.from(key.naturalKey ?? naturalKey(key.name)))
+    const rows = await this.ordered<RawListing>({ ...statement, values }, query)
     const first = rows[0]
     if (first === undefined) return null
     const folders = rows.flatMap((row) => (row.id === null ? [] : [toFolderRow(row as RawFolder)]))
@@ -438,24 +589,23 @@ export class PostgresStore implements Store {
     return { folders, total: Number(first.total), more }
   }
 
-  async listingCheckpoints({
-    ownerId,
-    parentId,
-    every,
-    minGeneration,
-  }: CheckpointsQuery): Promise<FolderKey[] | null> {
+  async listingCheckpoints(query: CheckpointsQuery): Promise<FolderKey[] | null> {
+    const { ownerId, parentId, every, order = 'name' } = query
     if (parentId !== null && !(isStoredId(parentId) && isStoredId(ownerId))) return null
     if (!isStoredId(ownerId)) return []
-    const query =
+    const statement =
       parentId === null
-        ? { ...CHECKPOINTS.root, values: [ownerId, every] }
-        : { ...CHECKPOINTS.children, values: [ownerId, every, parentId] }
-    type RawCheckpoint = GenerationRow & { name: string | null; created_at: string; id: string }
-    const rows = await this.routed<RawCheckpoint>(query, generationColumn, minGeneration)
+        ? { ...CHECKPOINTS[order].root, values: [ownerId, every] }
+        : { ...CHECKPOINTS[order].children, values: [ownerId, every, parentId] }
+    type RawCheckpoint = GenerationRow &
+      UnkeyedRow & { name: string | null; created_at: string; id: string; name_key?: Buffer }
+    const rows = await this.ordered<RawCheckpoint>(statement, query)
     if (rows.length === 0) return null
-    return rows.flatMap(({ name, created_at, id }) =>
-      name === null ? [] : [{ name, created_at: Number(created_at), id }],
-    )
+    return rows.flatMap(({ name, created_at, id, name_key }): FolderKey[] => {
+      if (name === null) return []
+      const key = { name, created_at: Number(created_at), id }
+      return name_key === undefined ? [key] : [{ ...key, naturalKey: name_key }]
+    })
   }
 
   async readChanges({
@@ -603,8 +753,8 @@ export class PostgresStore implements Store {
   async addFolder(folder: FolderRecord): Promise<void> {
     await this.db.query(
       {
-        text: `INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at)
-               VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7::timestamptz)`,
+        text: `INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at, name_key)
+               VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7::timestamptz, $8)`,
         values: [
           folder.id,
           folder.name,
@@ -613,6 +763,7 @@ export class PostgresStore implements Store {
           folder.is_deleted,
           formatTimestamp(folder.created_at),
           formatTimestamp(folder.updated_at),
+          Buffer.from(naturalKey(folder.name)),
         ],
       },
       WRITE,

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import { naturalKey } from '../../ordering/natural-key.js'
 import { checkStaged, placeFolders, type StagingConnection } from '../staged-import-checks.js'
 import { FIRST_GENERATION, logOwners } from './sqlite-migrations.js'
 import { importReplay } from '../import-replay.js'
@@ -30,7 +31,7 @@ const STAGING = `
   CREATE TEMP TABLE import_folders (
     seq INTEGER PRIMARY KEY, id TEXT NOT NULL, name TEXT NOT NULL, folder_id TEXT,
     owner_id TEXT NOT NULL, is_deleted INTEGER NOT NULL,
-    created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+    created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, name_key BLOB NOT NULL);
   CREATE TEMP TABLE import_files (
     seq INTEGER PRIMARY KEY, id TEXT NOT NULL, name TEXT NOT NULL, folder_id TEXT,
     owner_id TEXT NOT NULL, is_deleted INTEGER NOT NULL,
@@ -58,7 +59,7 @@ const DROP_STAGING = `
 const STAGE_SQL: Record<ImportKind, string> = {
   users: 'INSERT INTO import_users VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
   sessions: 'INSERT INTO import_sessions VALUES (?, ?, ?, ?, ?)',
-  folders: 'INSERT INTO import_folders VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  folders: 'INSERT INTO import_folders VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
   files: 'INSERT INTO import_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
 }
 
@@ -79,7 +80,8 @@ function stagedValues(item: ImportItem): unknown[] {
       return [s.id, s.user_id, s.created_at, s.expires_at]
     }
     case 'folders':
-      return placedValues(item.row)
+      // the natural order's key, computed as the row streams by: no pass over the folders after
+      return [...placedValues(item.row), Buffer.from(naturalKey(item.row.name))]
     case 'files':
       return [...placedValues(item.row), item.row.size]
   }
@@ -152,8 +154,10 @@ function copyStaged(db: Database.Database): void {
   const folderIndexes = liftIndexes(db, 'folders')
   db.exec(`
     -- folders_count_insert: a new folder's count is taken as it is copied (REPLAY).
-    INSERT INTO main.folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at, child_count)
-      SELECT f.id, f.name, f.folder_id, f.owner_id, f.is_deleted, f.created_at, f.updated_at, coalesce(c.n, 0)
+    INSERT INTO main.folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at, child_count,
+                              name_key)
+      SELECT f.id, f.name, f.folder_id, f.owner_id, f.is_deleted, f.created_at, f.updated_at, coalesce(c.n, 0),
+             f.name_key
         FROM import_folders AS f LEFT JOIN (${REPLAY.stagedChildCounts}) AS c ON c.folder_id = f.id
        ORDER BY f.id;
     ${REPLAY.afterCopy}

@@ -12,6 +12,7 @@ import {
   type ImportData,
   type ImportSource,
   type ListFoldersQuery,
+  type ListingOrder,
   type SessionUser,
   type Store,
   type UserRecord,
@@ -23,6 +24,7 @@ import { itemsOf } from '../import-faults.js'
 import { importIntoSqlite } from './sqlite-import.js'
 import { openSqliteDatabase, type SqliteSettings } from './sqlite-connections.js'
 import { changesResult, type LoggedChange } from '../change-rows.js'
+import { naturalKey } from '../../ordering/natural-key.js'
 
 type Row = Record<string, unknown>
 
@@ -36,9 +38,22 @@ type SessionRow = [
   suspended: number,
   generation: number,
 ]
-const ORDER = 'ORDER BY name, created_at, id'
-const ORDER_DESC = 'ORDER BY name DESC, created_at DESC, id DESC'
+/** The columns of each listing order, the sort key first (docs/api.md "Order"). */
+const ORDER_COLUMNS: Record<ListingOrder, string[]> = {
+  name: ['name', 'created_at', 'id'],
+  name_natural: ['name_key', 'name', 'created_at', 'id'],
+}
+const orderBy = (order: ListingOrder, direction = '') =>
+  `ORDER BY ${ORDER_COLUMNS[order].map((column) => column + direction).join(', ')}`
+const ORDER = orderBy('name')
 const USER_COLUMNS = 'id, username, email, avatar_url, password_hash, is_suspended, created_at, updated_at'
+
+/** A seek key's values in the order's column order. */
+function keyValues(key: FolderKey, order: ListingOrder = 'name'): unknown[] {
+  const values = [key.name, key.created_at, key.id]
+  if (order === 'name') return values
+  return [Buffer.from(key.naturalKey ?? naturalKey(key.name)), ...values]
+}
 
 function toUser(row: Row): UserRecord {
   return { ...(row as unknown as UserRecord), is_suspended: row.is_suspended === 1 }
@@ -101,8 +116,11 @@ interface HotStatements {
   sessionUser: Database.Statement
   liveChildCount: Database.Statement
   rootFolderCount: Database.Statement
-  childPages: PageStatements
-  rootPages: PageStatements
+  pages: Record<ListingOrder, { children: PageStatements; root: PageStatements }>
+  /** the live rows of (owner, parent) without a natural sort key, for completion */
+  unkeyed: { children: Database.Statement; root: Database.Statement }
+  /** a computed key, stored only while the row still has the name it was computed from */
+  setNaturalKey: Database.Statement
   cursorKey: Database.Statement
 }
 
@@ -120,26 +138,27 @@ interface PageStatements {
 
 // Raw rows without folder_id (the same on every row of a page): a third cheaper than
 // letting the driver build an object per row.
-function pageStatements(db: Database.Database, from: string): PageStatements {
+function pageStatements(db: Database.Database, from: string, order: ListingOrder): PageStatements {
+  const [ascending, descending] = [orderBy(order), orderBy(order, ' DESC')]
+  const key = `(${ORDER_COLUMNS[order].join(', ')})`
+  const slots = `(${ORDER_COLUMNS[order].map(() => '?').join(', ')})`
+  // checkpoints carry the sort key after the FolderKey columns
+  const checkpointColumns = order === 'name' ? 'name, created_at, id' : 'name, created_at, id, name_key'
   return {
-    forward: db.prepare(`SELECT ${PAGE_COLUMNS} ${from} ${ORDER} LIMIT ? OFFSET ?`).raw(),
-    fromEnd: db.prepare(`SELECT ${PAGE_COLUMNS} ${from} ${ORDER_DESC} LIMIT ? OFFSET ?`).raw(),
-    // A row value comparison: SQLite turns it into a range on folders_listing.
+    forward: db.prepare(`SELECT ${PAGE_COLUMNS} ${from} ${ascending} LIMIT ? OFFSET ?`).raw(),
+    fromEnd: db.prepare(`SELECT ${PAGE_COLUMNS} ${from} ${descending} LIMIT ? OFFSET ?`).raw(),
+    // A row value comparison: SQLite turns it into a range on the order's index.
     after: db
-      .prepare(
-        `SELECT ${PAGE_COLUMNS} ${from} AND (name, created_at, id) > (?, ?, ?) ${ORDER} LIMIT ? OFFSET ?`,
-      )
+      .prepare(`SELECT ${PAGE_COLUMNS} ${from} AND ${key} > ${slots} ${ascending} LIMIT ? OFFSET ?`)
       .raw(),
     before: db
-      .prepare(
-        `SELECT ${PAGE_COLUMNS} ${from} AND (name, created_at, id) < (?, ?, ?) ${ORDER_DESC} LIMIT ? OFFSET ?`,
-      )
+      .prepare(`SELECT ${PAGE_COLUMNS} ${from} AND ${key} < ${slots} ${descending} LIMIT ? OFFSET ?`)
       .raw(),
     // Numbers the rows in index order and keeps every n-th: one pass over the index entries.
     checkpoints: db
       .prepare(
-        `SELECT name, created_at, id FROM (
-           SELECT name, created_at, id, row_number() OVER (${ORDER}) AS position ${from}
+        `SELECT ${checkpointColumns} FROM (
+           SELECT ${checkpointColumns}, row_number() OVER (${ascending}) AS position ${from}
          ) WHERE position % ? = 0 ORDER BY position`,
       )
       .raw(),
@@ -162,8 +181,20 @@ function prepareHotStatements(db: Database.Database): HotStatements {
       .prepare('SELECT child_count FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0')
       .pluck(),
     rootFolderCount: db.prepare('SELECT root_folder_count FROM users WHERE id = ?').pluck(),
-    childPages: pageStatements(db, children),
-    rootPages: pageStatements(db, root),
+    pages: {
+      name: { children: pageStatements(db, children, 'name'), root: pageStatements(db, root, 'name') },
+      name_natural: {
+        children: pageStatements(db, children, 'name_natural'),
+        root: pageStatements(db, root, 'name_natural'),
+      },
+    },
+    unkeyed: {
+      children: db.prepare(`SELECT id, name ${children} AND name_key IS NULL`).raw(),
+      root: db.prepare(`SELECT id, name ${root} AND name_key IS NULL`).raw(),
+    },
+    setNaturalKey: db.prepare(
+      'UPDATE folders SET name_key = ? WHERE id = ? AND name = ? AND name_key IS NULL',
+    ),
     cursorKey: db.prepare("SELECT value FROM service_keys WHERE name = 'cursor'").pluck(),
   }
 }
@@ -224,16 +255,41 @@ export class SqliteStore implements Store {
     // is made once, not per request.
     this.listing ??= this.db.transaction((q: ListFoldersQuery) => this.readListing(q))
     const listing = this.listing
-    return this.run(() => listing(query))
+    return this.run(() =>
+      query.order === 'name_natural'
+        ? this.naturally(query.ownerId, query.parentId, () => this.readListing(query))
+        : listing(query),
+    )
   }
 
-  private readListing({ ownerId, parentId, page, limit, seek }: ListFoldersQuery): FolderPage | null {
+  /**
+   * `read` in one snapshot in which every live child of the parent has its natural sort key.
+   * Keys missing (rows of other writers) are completed first, in one write transaction that
+   * then reads: no writer can come between. Storing a key is no listed change.
+   */
+  private naturally<T>(ownerId: string, parentId: string | null, read: () => T): T {
+    const q = this.q
+    const [unkeyed, args] =
+      parentId === null ? [q.unkeyed.root, [ownerId]] : [q.unkeyed.children, [ownerId, parentId]]
+    const keyed = this.db.transaction(() => (unkeyed.get(...args) === undefined ? { read: read() } : null))()
+    if (keyed !== null) return keyed.read
+    return this.db
+      .transaction(() => {
+        for (const [id, name] of unkeyed.all(...args) as [string, string][]) {
+          q.setNaturalKey.run(Buffer.from(naturalKey(name)), id, name)
+        }
+        return read()
+      })
+      .immediate()
+  }
+
+  private readListing({ ownerId, parentId, page, limit, seek, order }: ListFoldersQuery): FolderPage | null {
     const q = this.q
     const total = (
       parentId === null ? (q.rootFolderCount.get(ownerId) ?? 0) : q.liveChildCount.get(parentId, ownerId)
     ) as number | undefined
     if (total === undefined) return null
-    const pages = parentId === null ? q.rootPages : q.childPages
+    const pages = q.pages[order ?? 'name'][parentId === null ? 'root' : 'children']
     const args = parentId === null ? [ownerId] : [ownerId, parentId]
     const toFolders = (rows: PageRow[]) =>
       rows.map(([id, name, created_at, updated_at]): FolderRow => ({
@@ -244,13 +300,10 @@ export class SqliteStore implements Store {
         updated_at,
       }))
     if (seek !== undefined) {
-      const { name, created_at, id } = seek.key
       // One row more than the page tells whether another page lies beyond it.
       const rows = pages[seek.direction].all(
         ...args,
-        name,
-        created_at,
-        id,
+        ...keyValues(seek.key, order),
         limit + 1,
         seek.skip ?? 0,
       ) as PageRow[]
@@ -270,14 +323,18 @@ export class SqliteStore implements Store {
     return { folders: toFolders(rows), total }
   }
 
-  listingCheckpoints({ ownerId, parentId, every }: CheckpointsQuery): Promise<FolderKey[] | null> {
-    return this.run(() => {
+  listingCheckpoints({ ownerId, parentId, every, order }: CheckpointsQuery): Promise<FolderKey[] | null> {
+    const read = () => {
       const q = this.q
       if (parentId !== null && q.liveChildCount.get(parentId, ownerId) === undefined) return null
-      const [pages, args] = parentId === null ? [q.rootPages, [ownerId]] : [q.childPages, [ownerId, parentId]]
-      const rows = pages.checkpoints.all(...args, every) as [name: string, created_at: number, id: string][]
-      return rows.map(([name, created_at, id]) => ({ name, created_at, id }))
-    })
+      const pages = q.pages[order ?? 'name'][parentId === null ? 'root' : 'children']
+      const args = parentId === null ? [ownerId] : [ownerId, parentId]
+      const rows = pages.checkpoints.all(...args, every) as [string, number, string, Buffer?][]
+      return rows.map(([name, created_at, id, key]): FolderKey =>
+        key === undefined ? { name, created_at, id } : { name, created_at, id, naturalKey: key },
+      )
+    }
+    return this.run(() => (order === 'name_natural' ? this.naturally(ownerId, parentId, read) : read()))
   }
 
   readChanges(query: ChangesQuery): Promise<ChangesResult> {
@@ -433,8 +490,8 @@ export class SqliteStore implements Store {
     return this.run(() => {
       this.db
         .prepare(
-          `INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at, name_key)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(
           folder.id,
@@ -444,6 +501,7 @@ export class SqliteStore implements Store {
           folder.is_deleted ? 1 : 0,
           folder.created_at,
           folder.updated_at,
+          Buffer.from(naturalKey(folder.name)),
         )
     })
   }
