@@ -1,7 +1,12 @@
 import type { FastifyInstance, FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
 import fastifySwagger from '@fastify/swagger'
-import { PROBLEM_CONTENT_TYPE } from './problems.js'
+import { PROBLEM_CONTENT_TYPE, UNAUTHORIZED_CHALLENGE } from './problems.js'
+import { CACHE_CONTROL } from './conditional-get.js'
+import { REQUEST_ID_PATTERN } from './request-id.js'
+import { EXAMPLES, SUCCESS_EXAMPLES } from './openapi-examples.js'
+import { documentedInteger } from '../schemas/bounded.js'
+import { CHANGES_CACHE_CONTROL } from '../routes/changes.js'
 import { PACKAGE_VERSION } from '../package-version.js'
 
 /**
@@ -17,19 +22,67 @@ import { PACKAGE_VERSION } from '../package-version.js'
 
 export const SECURITY_SCHEME = 'sessionCookie'
 
+/**
+ * The document's introduction. "Try it out" on the docs page sends the browser's cookies,
+ * and a page cannot set a cookie for another page: the session comes from signing in at `/`.
+ */
+/** Relative: whichever instance serves the document. Public: clients outside call it. */
+const SERVER = {
+  url: '/',
+  description: 'The instance that serves this document (local or production alike)',
+  'x-internal': false,
+}
+
+const API_DESCRIPTION = [
+  'Owner-scoped, paginated, name-sorted listing of a cloud drive’s folders. Every error is RFC 9457 problem details (application/problem+json).',
+  '',
+  '**Authentication.** Every `/v1/folders` request needs the `session_id` cookie of a live session. ' +
+    '*Try it out* on this page cannot set that cookie (browsers do not let a page set it, and the ' +
+    'cookie is not sent from here unless the browser already holds it): first sign in at `/` (the ' +
+    'folder browser) in this same browser, then come back; requests from here then carry the cookie. ' +
+    'Without it they answer 401.',
+  '',
+  'From a shell, send the cookie yourself (a session id comes from `folder-service session add --user NAME`, ' +
+    'or `folder-service seed --demo` for the demo):',
+  '',
+  '```',
+  "curl --cookie 'session_id=de000000-0000-4000-8000-00000000c00c' 'http://127.0.0.1:3000/v1/folders?limit=10'",
+  '```',
+].join('\n')
+
 /** Plain JSON of a schema: no TypeBox symbols, copied by value. */
 function json(schema: unknown): unknown {
   return JSON.parse(JSON.stringify(schema)) as unknown
 }
 
-const header = (description: string, schema: object = { type: 'string' }) => ({ ...schema, description })
+const header = (description: string, schema: object) => ({ ...schema, description })
+
+/** The header sizes Node accepts: 16 KB for the whole header section of a request. */
+const MAX_HEADER_BYTES = 16_384
+const count = (description: string) =>
+  header(description, { type: 'integer', format: 'int32', minimum: 0, maximum: 2147483647 })
 
 const RATE_LIMIT_HEADERS = {
-  'RateLimit-Limit': header('Requests allowed per minute (when rate limiting is on)', { type: 'integer' }),
-  'RateLimit-Remaining': header('Requests left in the current window', { type: 'integer' }),
-  'RateLimit-Reset': header('Seconds until the window resets', { type: 'integer' }),
+  'RateLimit-Limit': count('Requests allowed per minute (when rate limiting is on)'),
+  'RateLimit-Remaining': count('Requests left in the current window'),
+  'RateLimit-Reset': count('Seconds until the window resets'),
 }
-const REQUEST_ID = { 'X-Request-Id': header('Request id; also in the problem body and the log line') }
+const RETRY_AFTER = { 'Retry-After': count('Seconds to wait') }
+const REQUEST_ID = {
+  'X-Request-Id': header('Request id; also in the problem body and the log line', {
+    type: 'string',
+    pattern: REQUEST_ID_PATTERN,
+    maxLength: 128,
+  }),
+}
+/** Sent on every answer to an Origin that CORS_ORIGINS lists (credentials allowed), never otherwise. */
+const CORS = {
+  'Access-Control-Allow-Origin': header(
+    "The request's Origin, only when the CORS_ORIGINS setting lists it; absent otherwise (the default)",
+    { type: 'string', format: 'uri', maxLength: 2048 },
+  ),
+}
+const fixed = (description: string, value: string) => header(description, { type: 'string', enum: [value] })
 
 interface ResponseDoc {
   description: string
@@ -40,10 +93,15 @@ const RESPONSE_DOCS: Record<string, ResponseDoc> = {
   200: {
     description: 'One page of folders',
     headers: {
-      ETag: header('Strong validator of the body; send it back in If-None-Match'),
-      'Cache-Control': header('`private, no-cache`'),
+      ETag: header('Strong validator of the body; send it back in If-None-Match', {
+        type: 'string',
+        pattern: '^"[^"]+"$',
+        maxLength: 128,
+      }),
+      'Cache-Control': fixed('Every answer is private and must be revalidated', CACHE_CONTROL),
       Link: header(
         'RFC 8288 pagination links (first, prev, next, last), e.g. `</v1/folders?page=2&limit=50&cursor=...>; rel="next"`. next and prev carry a continuation token (`cursor`); first and last do not. Last comes `</v1/folders/changes?folder_id=...&cursor=...>; rel="changes"`: the changes feed of the folder from the point this answer was read at.',
+        { type: 'string', maxLength: 4096 },
       ),
       ...REQUEST_ID,
       ...RATE_LIMIT_HEADERS,
@@ -56,18 +114,18 @@ const RESPONSE_DOCS: Record<string, ResponseDoc> = {
   },
   401: {
     description: 'UNAUTHORIZED: the session cookie is missing, invalid or expired',
-    headers: { 'WWW-Authenticate': header('`Cookie realm="folder-service", cookie-name="session_id"`') },
+    headers: { 'WWW-Authenticate': fixed('The cookie to send', UNAUTHORIZED_CHALLENGE) },
   },
   403: { description: 'FROZEN_ACCOUNT: the account is frozen' },
   404: { description: 'NOT_FOUND: no live folder with that id belongs to this user' },
   429: {
     description: 'RATE_LIMITED: too many requests for this session (or address)',
-    headers: { 'Retry-After': header('Seconds to wait', { type: 'integer' }), ...RATE_LIMIT_HEADERS },
+    headers: { ...RETRY_AFTER },
   },
   500: { description: 'INTERNAL: unexpected error (no internal details)' },
   503: {
     description: 'UNAVAILABLE: the database is unreachable or did not answer in time',
-    headers: { 'Retry-After': header('Seconds to wait', { type: 'integer' }) },
+    headers: { ...RETRY_AFTER },
   },
 }
 
@@ -76,7 +134,7 @@ const ROUTE_RESPONSE_DOCS: Record<string, Record<string, ResponseDoc>> = {
   listFolderChanges: {
     200: {
       description: 'Changes since the cursor (or none, and a fresh cursor)',
-      headers: { 'Cache-Control': header('`no-store`'), ...REQUEST_ID, ...RATE_LIMIT_HEADERS },
+      headers: { 'Cache-Control': fixed('Never stored', CHANGES_CACHE_CONTROL), ...REQUEST_ID },
     },
     400: {
       description:
@@ -88,31 +146,83 @@ const ROUTE_RESPONSE_DOCS: Record<string, Record<string, ResponseDoc>> = {
     429: {
       description:
         'RATE_LIMITED: too many requests for this session (or address), or too many requests held (wait) in this process',
-      headers: { 'Retry-After': header('Seconds to wait', { type: 'integer' }), ...RATE_LIMIT_HEADERS },
+      headers: { ...RETRY_AFTER },
     },
   },
+  checkHealth: { 200: { description: 'The process is up' } },
+  checkReadiness: {
+    200: { description: 'Ready to serve' },
+    503: { description: 'UNAVAILABLE: the database is unreachable, or the instance is shutting down' },
+  },
+  readMetrics: { 200: { description: 'The metrics in the Prometheus text format' } },
 }
 
-/** The route's responses as the document shows them: named schemas, media types, headers. */
+/**
+ * The headers of every answer of `status`: its own, the request id, the CORS header, and
+ * the rate limit headers on every 2xx and 4xx (they come with every answer of a rate
+ * limited route, errors included).
+ */
+function headersOf(status: string, own: Record<string, object> = {}): Record<string, object> {
+  const limited = /^[24]/.test(status) ? RATE_LIMIT_HEADERS : {}
+  return { ...own, ...REQUEST_ID, ...CORS, ...limited }
+}
+
+/** The route's responses as the document shows them: named schemas, media types, headers, examples. */
 function documentedResponses(
   responses: Record<string, unknown>,
   operationId: unknown,
 ): Record<string, unknown> {
   const documented: Record<string, unknown> = {}
-  const own = typeof operationId === 'string' ? ROUTE_RESPONSE_DOCS[operationId] : undefined
+  const id = typeof operationId === 'string' ? operationId : ''
+  const own = ROUTE_RESPONSE_DOCS[id]
   const conditional = own === undefined && Object.keys(responses).includes('200')
   const statuses = conditional ? { 304: null, ...responses } : responses
   for (const [status, schema] of Object.entries(statuses)) {
     const docs = own?.[status] ?? RESPONSE_DOCS[status] ?? { description: `HTTP ${status}` }
-    const base = { description: docs.description, ...(docs.headers ? { headers: docs.headers } : {}) }
+    const base = { description: docs.description, headers: headersOf(status, docs.headers) }
     if (schema === null) {
       documented[status] = { ...base, type: 'null' }
       continue
     }
+    // A schema that names its media types (the metrics' text) keeps them.
+    if (typeof schema === 'object' && 'content' in schema) {
+      documented[status] = { ...(json(schema) as object), ...base }
+      continue
+    }
     const mediaType = Number(status) >= 400 ? PROBLEM_CONTENT_TYPE : 'application/json'
-    documented[status] = { ...base, content: { [mediaType]: { schema: json(schema) } } }
+    const examples = status === '200' ? { [id]: SUCCESS_EXAMPLES[id] } : EXAMPLES[status]
+    documented[status] = {
+      ...base,
+      content: {
+        [mediaType]: {
+          schema: json(schema),
+          ...(examples?.[Object.keys(examples)[0] ?? ''] ? { examples } : {}),
+        },
+      },
+    }
   }
   return documented
+}
+
+/**
+ * A query parameter as the document declares it: a decimalParameter as the integer it stands
+ * for (the validator keeps the string and its pattern, so `+1` and `1e2` stay 400).
+ */
+function documentedQuery(querystring: unknown): unknown {
+  const query = json(querystring) as { properties?: Record<string, Record<string, unknown>> }
+  for (const [name, property] of Object.entries(query.properties ?? {})) {
+    const bounds = documentedInteger(property.pattern)
+    if (bounds === undefined) continue
+    const { description, examples } = property
+    query.properties![name] = {
+      description,
+      type: 'integer',
+      format: 'int32',
+      ...bounds,
+      ...(Array.isArray(examples) ? { examples: examples.map(Number) } : {}),
+    }
+  }
+  return query
 }
 
 const REQUEST_HEADERS = {
@@ -120,11 +230,13 @@ const REQUEST_HEADERS = {
   properties: {
     'if-none-match': {
       type: 'string',
+      maxLength: MAX_HEADER_BYTES,
       description: 'ETag of a copy the client holds: 304 when it is current',
     },
     'x-request-id': {
       type: 'string',
-      pattern: '^[A-Za-z0-9._:@/+=-]{1,128}$',
+      pattern: REQUEST_ID_PATTERN,
+      maxLength: 128,
       description: 'Kept as the request id when well formed; otherwise one is made',
     },
   },
@@ -134,7 +246,7 @@ function documentedSchema(schema: FastifySchema): FastifySchema {
   const response = schema.response as Record<string, unknown> | undefined
   return {
     ...schema,
-    ...(schema.querystring ? { querystring: json(schema.querystring) } : {}),
+    ...(schema.querystring ? { querystring: documentedQuery(schema.querystring) } : {}),
     ...(schema.headers ? {} : { headers: REQUEST_HEADERS }),
     ...(response
       ? { response: documentedResponses(response, (schema as { operationId?: unknown }).operationId) }
@@ -150,18 +262,24 @@ export const openapiPlugin = fp(
         info: {
           title: 'folder-service',
           version: PACKAGE_VERSION,
-          description:
-            'Owner-scoped, paginated, name-sorted listing of a cloud drive’s folders. ' +
-            'Every error is RFC 9457 problem details (application/problem+json).',
+          license: { name: 'MIT', identifier: 'MIT' },
+          description: API_DESCRIPTION,
         },
-        tags: [{ name: 'folders', description: 'Folder listing and its changes feed' }],
+        servers: [SERVER],
+        tags: [
+          { name: 'folders', description: 'Folder listing and its changes feed' },
+          { name: 'operations', description: 'Health, readiness and metrics: no session needed' },
+        ],
         components: {
           securitySchemes: {
             [SECURITY_SCHEME]: {
               type: 'apiKey',
               in: 'cookie',
               name: 'session_id',
-              description: 'Session id (a UUID) in the `session_id` cookie',
+              description:
+                'Session id (a UUID) in the `session_id` cookie, e.g. ' +
+                "`curl --cookie 'session_id=<id>' http://127.0.0.1:3000/v1/folders`. A browser gets " +
+                'it by signing in to the folder browser at `/`; the API docs page cannot set it.',
             },
           },
         },
