@@ -2,6 +2,7 @@ import cluster, { type Worker } from 'node:cluster'
 import { hostname } from 'node:os'
 import type { Config } from './config.js'
 import { openStore } from './store/open-store.js'
+import { announceListening } from './service-url.js'
 
 /**
  * WORKERS > 1: the primary process forks that many workers (node:cluster), each a whole
@@ -79,7 +80,9 @@ export async function runPrimary(config: Readonly<Config>, workers: number): Pro
       listening.add(worker)
       if (!everListening && listening.size === workers) {
         everListening = true
-        say('info', `Server listening at ${message.address} (${workers} workers)`, { host: config.host })
+        announceListening(config, message.address, (line) =>
+          say('info', `${line} (${workers} workers)`, { host: config.host }),
+        )
       }
     })
   }

@@ -10,6 +10,7 @@ import { startPruning } from './feed/change-pruning.js'
 import { AppMetrics, metricsServer } from './http/metrics.js'
 import { openStore } from './store/open-store.js'
 import type { Store } from './store/store.js'
+import { announceListening } from './service-url.js'
 
 /**
  * The process side of the service (app.ts is the rest): open the store, build the app, listen,
@@ -82,7 +83,9 @@ export async function listen(config: Readonly<Config>, options: ListenOptions): 
   } finally {
     app.log.level = level
   }
-  if (options.announce !== false) app.log.info({ host: config.host }, `Server listening at ${address}`)
+  if (options.announce !== false) {
+    announceListening(config, address, (message) => app.log.info({ host: config.host }, message))
+  }
   return app
 }
 

@@ -1,6 +1,7 @@
-import { loadConfig, type Config } from '../config.js'
+import { loadConfig, type Config, type ConfigFlags } from '../config.js'
 import { openStore } from '../store/open-store.js'
-import type { Store } from '../store/store.js'
+import { validateImport } from '../import/validate-import.js'
+import { ImportError, type ImportData, type Store } from '../store/store.js'
 
 /**
  * How every CLI command runs: settings from --db and the environment, a store opened and
@@ -12,10 +13,35 @@ export class UsageError extends Error {
   override readonly name = 'UsageError'
 }
 
+/** How every error line of the command starts, the parser's own included (main.ts). */
+export const ERROR_PREFIX = 'folder-service: '
+
 export function fail(error: unknown): void {
   const message = error instanceof Error ? error.message : String(error)
-  process.stderr.write(`folder-service: ${message.split('\n')[0] ?? message}\n`)
+  process.stderr.write(`${ERROR_PREFIX}${message.split('\n')[0] ?? message}\n`)
   process.exitCode = 1
+}
+
+/**
+ * Validates and writes records the command made from its own arguments: an import file's
+ * record position (`users[0]`) means nothing to whoever typed the command, so an ImportError
+ * becomes a UsageError with its reason alone.
+ */
+export async function ownRecords<T>(work: () => T | Promise<T>): Promise<T> {
+  try {
+    return await work()
+  } catch (error) {
+    throw error instanceof ImportError ? new UsageError(error.reason, { cause: error }) : error
+  }
+}
+
+/** Validates records made from the command's arguments and imports them (see ownRecords). */
+export function importOwnRecords(store: Store, input: unknown, now: number): Promise<ImportData> {
+  return ownRecords(async () => {
+    const data = validateImport(input, now)
+    await store.importData(data)
+    return data
+  })
 }
 
 export interface DbOptions {
@@ -23,11 +49,12 @@ export interface DbOptions {
 }
 
 export async function withStore(
-  options: DbOptions,
+  /** `seed` also takes --host and --port: the address its printed curl names */
+  options: DbOptions & Pick<ConfigFlags, 'host' | 'port'>,
   work: (store: Store, config: Readonly<Config>) => Promise<void>,
 ) {
   try {
-    const config = loadConfig(process.env, { db: options.db })
+    const config = loadConfig(process.env, { db: options.db, host: options.host, port: options.port })
     const store = await openStore(config)
     try {
       await work(store, config)

@@ -40,7 +40,7 @@ export const sessionPlugin = fp(
 /** The session cookie of a request: a lower-cased UUID, absent, or not a UUID. */
 export type SessionCookie = { id: string } | 'missing' | 'malformed'
 
-const MISSING = 'No session: send the session_id cookie.'
+export const MISSING = 'No session: send the session_id cookie.'
 const INVALID = 'The session is invalid or has expired.'
 
 /** The session id of a Cookie header: the first `session_id`, lower-cased, if it is a UUID. */

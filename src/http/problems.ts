@@ -82,15 +82,20 @@ export function sendProblem(
   reply: FastifyReply,
   problem: HttpProblem,
 ): FastifyReply {
-  const body: ProblemBody = {
+  const body = problemBody(problem, request.id)
+  return reply.code(problem.status).headers(problem.headers).type(PROBLEM_CONTENT_TYPE).send(body)
+}
+
+/** The problem details body of `problem` (RFC 9457, docs/api.md "Errors"). */
+export function problemBody(problem: HttpProblem, requestId: string): ProblemBody {
+  return {
     type: 'about:blank',
     title: STATUS_CODES[problem.status] ?? 'Error',
     status: problem.status,
     code: problem.code,
     detail: problem.detail,
-    request_id: request.id,
+    request_id: requestId,
   }
-  return reply.code(problem.status).headers(problem.headers).type(PROBLEM_CONTENT_TYPE).send(body)
 }
 
 /** A schema validation failure as the 400 naming the first offending parameter by its rule. */

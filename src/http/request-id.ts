@@ -9,7 +9,9 @@ import type { IncomingMessage } from 'node:http'
  */
 
 export const REQUEST_ID_HEADER = 'x-request-id'
-const WELL_FORMED = /^[A-Za-z0-9._:@/+=-]{1,128}$/
+/** A request id a caller may choose (the OpenAPI document states it too). */
+export const REQUEST_ID_PATTERN = '^[A-Za-z0-9._:@/+=-]{1,128}$'
+const WELL_FORMED = new RegExp(REQUEST_ID_PATTERN)
 
 export function requestIdFor(raw: IncomingMessage): string {
   const incoming = raw.headers[REQUEST_ID_HEADER]

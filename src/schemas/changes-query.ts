@@ -1,7 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { decimalParameter, Token } from './bounded.js'
+import { MAX_CHANGES_LIMIT } from './changes.js'
 import {
   ListFoldersQuery,
   PARAMETER_RULES,
+  POSITIVE_INT32,
   POSITIVE_INT32_PATTERN,
   type ParameterRules,
 } from './list-folders-query.js'
@@ -12,7 +15,7 @@ import {
  * fails `type: string`.
  */
 
-export const MAX_CHANGES_LIMIT = 1000
+export { MAX_CHANGES_LIMIT }
 export const DEFAULT_CHANGES_LIMIT = 100
 export const MAX_WAIT_SECONDS = 60
 
@@ -20,26 +23,26 @@ export const ChangesQuery = Type.Object(
   {
     folder_id: ListFoldersQuery.properties.folder_id,
     cursor: Type.Optional(
-      Type.String({
-        // the same alphabet and bound as the listing's continuation tokens
-        pattern: ListFoldersQuery.properties.cursor.pattern,
+      Token({
         description:
           'Changes cursor, exactly as an earlier answer of this endpoint or a listing\'s `rel="changes"` link gave it, for the same user and folder. Absent: start now (no changes, a fresh cursor).',
       }),
     ),
     limit: Type.Optional(
-      Type.String({
-        pattern: POSITIVE_INT32_PATTERN,
+      decimalParameter(POSITIVE_INT32_PATTERN, POSITIVE_INT32, {
         description: `Most entries in one answer (decimal digits, 1 or more). Default ${DEFAULT_CHANGES_LIMIT}; above ${MAX_CHANGES_LIMIT} it is clamped to ${MAX_CHANGES_LIMIT}.`,
         examples: ['100'],
       }),
     ),
     wait: Type.Optional(
-      Type.String({
-        pattern: '^0*(?:[0-9]|[1-5][0-9]|60)$',
-        description: `Seconds (0 to ${MAX_WAIT_SECONDS}) to hold the answer when nothing follows the cursor, until a change commits. Default 0.`,
-        examples: ['30'],
-      }),
+      decimalParameter(
+        '^0*(?:[0-9]|[1-5][0-9]|60)$',
+        { minimum: 0, maximum: MAX_WAIT_SECONDS },
+        {
+          description: `Seconds (0 to ${MAX_WAIT_SECONDS}) to hold the answer when nothing follows the cursor, until a change commits. Default 0.`,
+          examples: ['30'],
+        },
+      ),
     ),
   },
   { additionalProperties: true },

@@ -1,11 +1,15 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Folder, OwnerInfo } from './folder.js'
 import { refTo } from './ref.js'
+import { Token, Uuid } from './bounded.js'
 
 /**
  * The 200 body of GET /v1/folders/changes (docs/api.md "Changes"). Serialised through this
  * schema like the listing, so no field it lacks can leak.
  */
+
+/** The most entries one answer holds (a larger `limit` is clamped to it). */
+export const MAX_CHANGES_LIMIT = 1000
 
 export const UpsertChange = Type.Object(
   {
@@ -22,7 +26,7 @@ export const UpsertChange = Type.Object(
 export const RemoveChange = Type.Object(
   {
     type: Type.Literal('remove'),
-    id: Type.String({ format: 'uuid', description: 'lower-case UUID' }),
+    id: Uuid(),
   },
   {
     $id: 'RemoveChange',
@@ -48,8 +52,9 @@ export const FolderChanges = Type.Object(
   {
     changes: Type.Array(Type.Union([refTo(UpsertChange), refTo(RemoveChange), refTo(OwnerChange)]), {
       description: 'in commit order; a folder at most once, with its latest state',
+      maxItems: MAX_CHANGES_LIMIT,
     }),
-    cursor: Type.String({ description: 'where the next request starts; opaque, at most 256 characters' }),
+    cursor: Token({ description: 'where the next request starts; opaque' }),
     has_more: Type.Boolean({
       description: 'true: ask again at once with `cursor`; false: the answer reached the present',
     }),

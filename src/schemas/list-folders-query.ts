@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { UUID_PATTERN } from '../ids.js'
 import { LISTING_ORDERS } from '../ordering/listing-orders.js'
+import { decimalParameter, Token } from './bounded.js'
 
 /**
  * Query of GET /v1/folders (docs/api.md, "Query parameters"). The values stay strings so that the
@@ -20,31 +21,32 @@ export const MAX_LIMIT = 100
 export const DEFAULT_LIMIT = 50
 export { DEFAULT_ORDER } from '../ordering/listing-orders.js'
 
+/** page and limit: decimal digits, 1 to 2147483647 (limit is clamped to MAX_LIMIT after). */
+export const POSITIVE_INT32 = { minimum: 1, maximum: MAX_PAGE }
+
 export const ListFoldersQuery = Type.Object(
   {
     folder_id: Type.Optional(
       Type.String({
         pattern: UUID_PATTERN,
+        maxLength: 36,
         description: 'Parent folder (UUID, any letter case). Absent: the root.',
       }),
     ),
     page: Type.Optional(
-      Type.String({
-        pattern: POSITIVE_INT32_PATTERN,
+      decimalParameter(POSITIVE_INT32_PATTERN, POSITIVE_INT32, {
         description: 'Page number from 1 (decimal digits, at most 2147483647). Default 1.',
         examples: ['1'],
       }),
     ),
     limit: Type.Optional(
-      Type.String({
-        pattern: POSITIVE_INT32_PATTERN,
+      decimalParameter(POSITIVE_INT32_PATTERN, POSITIVE_INT32, {
         description: `Items per page (decimal digits, 1 or more). Default ${DEFAULT_LIMIT}; above ${MAX_LIMIT} it is clamped to ${MAX_LIMIT}.`,
         examples: ['50'],
       }),
     ),
     cursor: Type.Optional(
-      Type.String({
-        pattern: '^[A-Za-z0-9_-]{1,256}$',
+      Token({
         description:
           "Continuation token, exactly as the service wrote it into the `next` or `prev` link of an earlier answer: the page right after (or before) that page's boundary, found without skipping rows and stable while others write. Opaque; bound to the user and the folder it was made for.",
       }),

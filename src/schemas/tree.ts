@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { OwnerChange } from './changes.js'
+import { Token, Uuid } from './bounded.js'
+import { MAX_CHANGES_LIMIT, OwnerChange } from './changes.js'
 import { Folder } from './folder.js'
 import { refTo } from './ref.js'
 
@@ -13,8 +14,7 @@ import { refTo } from './ref.js'
 /** The path of the tree feed, shared with the client. */
 export const TREE_PATH = '/v1/folders/tree'
 
-const Uuid = Type.String({ format: 'uuid', description: 'lower-case UUID' })
-const parentId = (description: string) => Type.Union([Uuid, Type.Null()], { description })
+const parentId = (description: string) => Type.Union([Uuid(), Type.Null()], { description })
 
 export const TreeUpsert = Type.Object(
   {
@@ -37,7 +37,7 @@ export const TreeUpsert = Type.Object(
 export const TreeRemove = Type.Object(
   {
     type: Type.Literal('remove'),
-    id: Uuid,
+    id: Uuid(),
     folder_id: parentId('its parent when it left the tree (null: the root)'),
   },
   {
@@ -52,8 +52,9 @@ export const FolderTree = Type.Object(
     changes: Type.Array(Type.Union([refTo(TreeUpsert), refTo(TreeRemove), refTo(OwnerChange)]), {
       description:
         'the download first (a folder never before its parent), then the changes in commit order; a folder at most once',
+      maxItems: MAX_CHANGES_LIMIT,
     }),
-    cursor: Type.String({ description: 'where the next request starts; opaque, at most 256 characters' }),
+    cursor: Token({ description: 'where the next request starts; opaque' }),
     has_more: Type.Boolean({
       description: 'true: ask again at once with `cursor`; false: the client holds the present tree',
     }),

@@ -383,6 +383,9 @@ export interface ReadRoutingStats {
   }>
 }
 
+/** What moveFolder did: moved, or why not (no live folder; parent not a live folder of the owner; parent inside the folder). */
+export type MoveOutcome = 'moved' | 'no-folder' | 'no-parent' | 'into-itself'
+
 /** What the command line needs besides serving: the schema, the import and the admin commands. */
 export interface AdminStore {
   /** Creates or upgrades the schema; safe to call on an up-to-date database. */
@@ -421,6 +424,25 @@ export interface AdminStore {
   addFolder(folder: FolderRecord): Promise<void>
   /** Marks a folder deleted; false when no such live folder. */
   markFolderDeleted(folderId: string, now: number): Promise<boolean>
+  /**
+   * Marks a live folder deleted and counts, in the same transaction, the live folders below
+   * it (any depth, reached through live folders) that no listing reaches any more; null when
+   * no such live folder.
+   */
+  deleteFolder(folderId: string, now: number): Promise<{ hiddenFolders: number } | null>
+  /**
+   * Renames a live folder with a plain UPDATE (setting updated_at), so the triggers log it
+   * like any other writer's rename. `name` is already normalised (normaliseName); false when
+   * no such live folder.
+   */
+  renameFolder(folderId: string, name: string, now: number): Promise<boolean>
+  /**
+   * Moves a live folder under `parentId` (null: the root) with a plain UPDATE (setting
+   * updated_at), after checking in the same transaction, with the owner's folder writes held
+   * off, that the parent is a live folder of the same owner and not the folder itself or one
+   * below it.
+   */
+  moveFolder(folderId: string, parentId: string | null, now: number): Promise<MoveOutcome>
   /** Every live folder of a user (any depth), ordered like listFolders within a parent. */
   listLiveFolders(ownerId: string): Promise<FolderRecord[]>
   /** How many users exist (start-up hint for an empty database). */
@@ -468,7 +490,8 @@ export class ImportError extends Error {
   override readonly name = 'ImportError'
   constructor(
     readonly record: string,
-    reason: string,
+    /** what is wrong, without the record: what the command line shows for its own records */
+    readonly reason: string,
   ) {
     super(`${record}: ${reason}`)
   }

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { assertOk, describeRun } from '../helpers/cli-asserts.js'
+import { ROOT } from '../helpers/build.js'
 import { runAll, runCli } from '../helpers/cli.js'
 
 /** README "Command line": every command accepts --db and --help; commands that print records accept --json. */
@@ -17,7 +20,10 @@ const COMMANDS: { path: string[]; json: boolean }[] = [
   { path: ['session', 'add'], json: true },
   { path: ['session', 'revoke'], json: false },
   { path: ['folder', 'add'], json: true },
-  { path: ['folder', 'delete'], json: false },
+  { path: ['folder', 'delete'], json: true },
+  { path: ['folder', 'rename'], json: true },
+  { path: ['folder', 'move'], json: true },
+  { path: ['folder', 'list'], json: true },
   { path: ['folder', 'tree'], json: true },
 ]
 
@@ -39,6 +45,17 @@ describe('folder-service --help', () => {
     assertOk(result, ['--help'])
     for (const command of ['serve', 'migrate', 'import', 'seed', 'user', 'session', 'folder']) {
       assert.match(result.stdout, new RegExp(`^\\s+${command}\\b`, 'm'), command)
+    }
+  })
+})
+
+describe('folder-service --version', () => {
+  it("prints the package's version and nothing else", async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
+    for (const flag of ['--version', '-V']) {
+      const result = await runCli([flag])
+      assertOk(result, [flag])
+      assert.equal(result.stdout, `${version}\n`)
     }
   })
 })

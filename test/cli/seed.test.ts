@@ -53,9 +53,15 @@ describe('folder-service seed', { concurrency: true }, () => {
           JSON.stringify(afterFirst),
         )
 
-        const second = await runCli(args)
-        assert.equal(sessionIdOf(second, args), sessionId, 'the same session id')
+        // The curl names the address serve gets from the same settings: `--port`, or PORT as
+        // in `PORT=3100 npm run demo`.
+        const onPort = [...args, '--port', '3100']
+        const second = await runCli(onPort)
+        assert.equal(sessionIdOf(second, onPort), sessionId, 'the same session id')
         assert.match(second.stdout, /already present/)
+        assert.match(second.stdout, /^try: +curl .*'http:\/\/127\.0\.0\.1:3100\/v1\/folders'$/m)
+        const third = await runCli(args, { env: { PORT: '3200', HOST: '0.0.0.0' } })
+        assert.match(third.stdout, /^try: +curl .*'http:\/\/127\.0\.0\.1:3200\/v1\/folders'$/m)
         assert.deepEqual(await db.counts(), afterFirst, 'no duplicate data')
 
         // The printed session works and sees the demo's root: code point order, deleted folder absent.

@@ -4,7 +4,14 @@ import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends, sqliteBackend } from '../helpers/backends.js'
 import { assertOneLineError } from '../helpers/cli-asserts.js'
 import { openCliDatabase, type CliDatabase } from '../helpers/cli-database.js'
-import { runCli, startCli, within, type CliOptions, type ServeProcess } from '../helpers/cli.js'
+import {
+  runCli,
+  startCli,
+  startCliOnTerminal,
+  within,
+  type CliOptions,
+  type ServeProcess,
+} from '../helpers/cli.js'
 
 /** `folder-service serve` as a process: start-up line, readiness, graceful stop, bad settings. */
 
@@ -152,6 +159,31 @@ describe('serve: settings and start-up, on SQLite', () => {
     } finally {
       server.child.kill('SIGTERM')
       await within(server.exited, 10_000, 'shutdown').finally(() => server.kill())
+    }
+  })
+
+  it('at a terminal, says in one sentence which URL to open; to a pipe, it logs the JSON line', async () => {
+    const args = ['serve', '--db', db.url, '--host', '0.0.0.0', '--port', '0']
+    const terminal = startCliOnTerminal(args)
+    const piped = startCli(args)
+    try {
+      const line = (await terminal.waitForLine(/listening at/i)).trim()
+      // 0.0.0.0 is where it listens, not an address to open: the line names one that opens.
+      const url =
+        /^folder-service listening at (http:\/\/127\.0\.0\.1:\d+): open \1\/ in a browser \(API docs: \1\/docs\)$/.exec(
+          line,
+        )?.[1]
+      assert.ok(url, line)
+      assert.equal((await fetch(`${url}/healthz`)).status, 200)
+      assert.equal(terminal.stdout().match(/listening at/gi)?.length, 1, terminal.stdout())
+
+      const logged = JSON.parse(await piped.waitForLine(/listening at/i)) as { msg: string }
+      assert.match(logged.msg, /^Server listening at http:\/\/[\d.]+:\d+$/)
+    } finally {
+      for (const server of [terminal, piped]) {
+        server.child.kill('SIGTERM')
+        await within(server.exited, 10_000, 'shutdown').finally(() => server.kill())
+      }
     }
   })
 

@@ -104,8 +104,13 @@ export interface StartedChild {
 
 /** Starts `node ...nodeArgs` and collects its output. */
 export function startNode(nodeArgs: string[], options: ChildOptions): StartedChild {
+  return startProcess(process.execPath, nodeArgs, options)
+}
+
+/** startNode for any program (`script`, say, to give a child a terminal). */
+export function startProcess(file: string, args: string[], options: ChildOptions): StartedChild {
   const stdio: StdioOptions = [options.stdin ?? 'pipe', 'pipe', 'pipe']
-  const child = spawn(process.execPath, nodeArgs, { env: options.env, cwd: options.cwd, stdio })
+  const child = spawn(file, args, { env: options.env, cwd: options.cwd, stdio })
   let out = ''
   let err = ''
   let ended = false

@@ -7,6 +7,7 @@ import {
   childEnv,
   runNode,
   startNode,
+  startProcess,
   STOP_GRACE_MS,
   type ExitStatus,
   type StartedChild,
@@ -126,6 +127,23 @@ export function startCli(args: string[], options: CliOptions = {}): ServeProcess
     env: childEnv(options.env),
     cwd: options.cwd ?? defaultCwd(),
     ...(options.stdin === undefined ? {} : { stdin: options.stdin }),
+  })
+}
+
+/** One word for `sh -c`, whatever it holds. */
+const shellWord = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`
+
+/**
+ * startCli with the command's stdout and stderr on a pseudo-terminal, as at a person's
+ * terminal: util-linux `script` runs it and copies what the terminal shows to its own stdout.
+ * SIGTERM to `script` ends the command too.
+ */
+export function startCliOnTerminal(args: string[], options: CliOptions = {}): ServeProcess {
+  const command = [process.execPath, cliMain(), ...args].map(shellWord).join(' ')
+  return startProcess('script', ['--quiet', '--flush', '--return', '--command', command, '/dev/null'], {
+    env: childEnv(options.env),
+    cwd: options.cwd ?? defaultCwd(),
+    stdin: 'pipe',
   })
 }
 

@@ -1,14 +1,12 @@
-import { printable } from '../../printable.js'
 import type { Command } from 'commander'
-import { isUuid, normaliseUuid } from '../../ids.js'
-import { validateImport } from '../../import/validate-import.js'
-import type { FolderRecord, Store, UserRecord } from '../../store/store.js'
+import type { UserRecord } from '../../store/store.js'
 import { formatTimestamp } from '../../time.js'
-import { print, UsageError, withStore, type DbOptions } from '../run-command.js'
+import { importOwnRecords, print, UsageError, withStore, type DbOptions } from '../run-command.js'
 import { parseDuration } from '../duration.js'
+import { requireUser, requireUuid } from '../lookups.js'
 
 /**
- * user, session and folder: the admin commands (README, "Command line"). Creation goes through
+ * user and session: the admin commands (README, "Command line"). Creation goes through
  * the import validator, so a record made here obeys exactly the rules of an imported one.
  */
 
@@ -16,62 +14,8 @@ type JsonOption = DbOptions & { json?: boolean }
 
 const DEFAULT_SESSION_TTL = '30d'
 
-async function requireUser(store: Store, ref: string): Promise<UserRecord> {
-  const user = await store.findUser(ref)
-  if (user === null) throw new UsageError(`no user with id or username '${ref}'`)
-  return user
-}
-
-function requireUuid(value: string, what: string): string {
-  if (!isUuid(value)) throw new UsageError(`${what} must be a UUID, got '${value}'`)
-  return normaliseUuid(value)
-}
-
 function publicUser(user: UserRecord) {
   return { id: user.id, username: user.username, frozen: user.is_suspended }
-}
-
-/** Past this depth a line is indented no further and shows its depth as a number instead. */
-const MAX_INDENTED_DEPTH = 20
-
-/**
- * The tree as lines, depth first, written as they come: a 25,000-deep chain is 25,000 short
- * lines, not one string of indentation that grows with the square of the depth.
- */
-function* treeLines(folders: FolderRecord[]): Generator<string> {
-  const children = new Map<string | null, FolderRecord[]>()
-  for (const folder of folders) {
-    const siblings = children.get(folder.folder_id) ?? []
-    siblings.push(folder)
-    children.set(folder.folder_id, siblings)
-  }
-  // Iterative depth-first walk: a folder chain may be deeper than the call stack.
-  const stack: { folder: FolderRecord; depth: number }[] = (children.get(null) ?? [])
-    .map((folder) => ({ folder, depth: 0 }))
-    .reverse()
-  while (stack.length > 0) {
-    const { folder, depth } = stack.pop() as { folder: FolderRecord; depth: number }
-    const indent =
-      depth <= MAX_INDENTED_DEPTH ? '  '.repeat(depth) : `${'  '.repeat(MAX_INDENTED_DEPTH)}[depth ${depth}] `
-    yield `${indent}${printable(folder.name)}/  ${folder.id}`
-    for (const child of [...(children.get(folder.id) ?? [])].reverse())
-      stack.push({ folder: child, depth: depth + 1 })
-  }
-}
-
-/** Writes the lines in chunks of about 64 KB. */
-function writeTree(folders: FolderRecord[]): void {
-  let chunk = ''
-  let any = false
-  for (const line of treeLines(folders)) {
-    any = true
-    chunk += `${line}\n`
-    if (chunk.length >= 65_536) {
-      process.stdout.write(chunk)
-      chunk = ''
-    }
-  }
-  process.stdout.write(any ? chunk : '(no folders)\n')
 }
 
 function registerUserCommands(program: Command): void {
@@ -86,7 +30,8 @@ function registerUserCommands(program: Command): void {
     .option('--json', 'print the user as JSON')
     .action((options: JsonOption & { username: string; email?: string; avatarUrl?: string }) =>
       withStore(options, async (store) => {
-        const data = validateImport(
+        const data = await importOwnRecords(
+          store,
           {
             users: [
               {
@@ -98,7 +43,6 @@ function registerUserCommands(program: Command): void {
           },
           Date.now(),
         )
-        await store.importData(data)
         const created = data.users[0]?.row as UserRecord
         print(options.json, publicUser(created), () => created.id)
       }),
@@ -156,11 +100,11 @@ function registerSessionCommands(program: Command): void {
         const ttlMs = parseDuration(options.ttl)
         const found = await requireUser(store, options.user)
         const now = Date.now()
-        const data = validateImport(
+        const data = await importOwnRecords(
+          store,
           { sessions: [{ user_id: found.id, expires_at: formatTimestamp(now + ttlMs) }] },
           now,
         )
-        await store.importData(data)
         const created = data.sessions[0]?.row
         print(
           options.json,
@@ -184,78 +128,7 @@ function registerSessionCommands(program: Command): void {
     )
 }
 
-function registerFolderCommands(program: Command): void {
-  const folder = program.command('folder').description('manage folders')
-  folder
-    .command('add')
-    .description('create a folder; prints its id')
-    .requiredOption('--user <user>', 'owner: username or user id')
-    .requiredOption('--name <name>', 'folder name (trimmed; 1 to 255 characters)')
-    .option('--parent <id>', 'parent folder id (default: the root)')
-    .option('--db <url>', 'database URL')
-    .option('--json', 'print the folder as JSON')
-    .action((options: JsonOption & { user: string; name: string; parent?: string }) =>
-      withStore(options, async (store) => {
-        const owner = await requireUser(store, options.user)
-        const parentId = options.parent === undefined ? null : requireUuid(options.parent, '--parent')
-        if (parentId !== null) {
-          const parent = await store.findFolder(parentId)
-          if (parent === null || parent.is_deleted || parent.owner_id !== owner.id) {
-            throw new UsageError(`no live folder ${parentId} of ${owner.username}`)
-          }
-        }
-        const data = validateImport(
-          { folders: [{ name: options.name, folder_id: parentId, owner_id: owner.id }] },
-          Date.now(),
-        )
-        const created = data.folders[0]?.row as FolderRecord
-        // One change of its parent for the feed's followers; an import would reset the feed.
-        await store.addFolder(created)
-        print(
-          options.json,
-          { id: created.id, name: created.name, folder_id: created.folder_id, owner_id: created.owner_id },
-          () => created.id,
-        )
-      }),
-    )
-  folder
-    .command('delete')
-    .description('mark a folder deleted (logical; it disappears from listings)')
-    .argument('<id>', 'folder id')
-    .option('--db <url>', 'database URL')
-    .action((id: string, options: DbOptions) =>
-      withStore(options, async (store) => {
-        if (!(await store.markFolderDeleted(requireUuid(id, 'folder id'), Date.now()))) {
-          throw new UsageError(`no live folder ${id}`)
-        }
-        process.stdout.write('folder deleted\n')
-      }),
-    )
-  folder
-    .command('tree')
-    .description("print a user's live folder tree")
-    .requiredOption('--user <user>', 'username or user id')
-    .option('--db <url>', 'database URL')
-    .option('--json', 'print the folders as JSON')
-    .action((options: JsonOption & { user: string }) =>
-      withStore(options, async (store) => {
-        const owner = await requireUser(store, options.user)
-        const folders = await store.listLiveFolders(owner.id)
-        if (options.json) {
-          print(
-            true,
-            folders.map((f) => ({ id: f.id, name: f.name, folder_id: f.folder_id })),
-            () => '',
-          )
-        } else {
-          writeTree(folders)
-        }
-      }),
-    )
-}
-
 export function registerAdminCommands(program: Command): void {
   registerUserCommands(program)
   registerSessionCommands(program)
-  registerFolderCommands(program)
 }

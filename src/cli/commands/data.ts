@@ -4,6 +4,7 @@ import type { ImportCounts, ImportItem } from '../../store/store.js'
 import { showProgress, type ImportProgress } from '../import-progress.js'
 import { print, UsageError, withStore, type DbOptions } from '../run-command.js'
 import { seedDemo } from '../seed-demo.js'
+import { openableUrl } from '../../service-url.js'
 
 /** migrate, import and seed: commands that bring data and schema into a database. */
 
@@ -66,18 +67,23 @@ export function registerDataCommands(program: Command): void {
     .description('create (once) a demo user, a live session and a folder tree')
     .option('--demo', 'the demo data set (required)')
     .option('--db <url>', 'database URL')
+    .option('--host <host>', 'the address serve listens on, for the printed curl (env HOST)')
+    .option('--port <port>', 'the port serve listens on, for the printed curl (env PORT)')
     .option('--json', 'print the session and user as JSON')
-    .action((options: DbOptions & { demo?: boolean; json?: boolean }) =>
+    .action((options: DbOptions & { demo?: boolean; json?: boolean; host?: string; port?: string }) =>
       withStore(options, async (store, config) => {
         if (!options.demo) throw new UsageError('seed needs --demo (the only data set there is)')
         const demo = await seedDemo(store, Date.now())
-        const curl = `curl -s --cookie 'session_id=${demo.sessionId}' 'http://${config.host}:${config.port}/v1/folders'`
+        // The seed cannot see a server; it names the one the same settings would start.
+        const base = config.port === 0 ? 'http://127.0.0.1:PORT' : openableUrl(config.host, config.port)
+        const curl = `curl -s --cookie 'session_id=${demo.sessionId}' '${base}/v1/folders'`
         print(options.json, { ...demo, curl }, () =>
           [
             demo.created ? 'demo data created' : 'demo data already present',
             `user:       ${demo.username} (${demo.userId})`,
             `session_id: ${demo.sessionId}`,
             `try:        ${curl}`,
+            `            (for serve with the same HOST and PORT, or --host and --port; default 127.0.0.1:3000)`,
           ].join('\n'),
         )
       }),

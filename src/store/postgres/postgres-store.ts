@@ -15,13 +15,14 @@ import {
   type ImportSource,
   type ListFoldersQuery,
   type ListingOrder,
+  type MoveOutcome,
   type ReadRoutingStats,
   type ReplicaRefusal,
   type SessionUser,
   type Store,
   type UserRecord,
 } from '../store.js'
-import { Connections, type PoolSettings } from './postgres-connections.js'
+import { Connections, type Client, type PoolSettings } from './postgres-connections.js'
 import { cannotConnect } from './postgres-errors.js'
 import { importIntoPostgres } from './postgres-import.js'
 import { itemsOf } from '../import-faults.js'
@@ -89,6 +90,27 @@ const COMPLETION_PASSES = 3
  */
 const STORED_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const isStoredId = (id: string) => STORED_ID.test(id)
+
+/**
+ * The owner of a live folder, with the owner's row locked as the triggers' own write of it
+ * would lock it: every write of that owner's folders waits until the transaction ends, so
+ * what is checked next stays true until the write. null when there is no such live folder.
+ */
+async function lockOwnerOfLiveFolder(client: Client, folderId: string): Promise<string | null> {
+  const { rows } = await client.query<{ owner_id: string }>({
+    text: `SELECT users.id AS owner_id FROM users
+            WHERE users.id = (SELECT owner_id FROM folders WHERE id = $1)
+            FOR NO KEY UPDATE`,
+    values: [folderId],
+  })
+  const ownerId = rows[0]?.owner_id
+  if (ownerId === undefined) return null
+  const live = await client.query({
+    text: 'SELECT 1 FROM folders WHERE id = $1 AND NOT is_deleted',
+    values: [folderId],
+  })
+  return (live.rowCount ?? 0) > 0 ? ownerId : null
+}
 
 /** Rows as pg returns them: int8 as decimal strings. */
 interface RawFolder {
@@ -771,15 +793,68 @@ export class PostgresStore implements Store {
   }
 
   async markFolderDeleted(folderId: string, now: number): Promise<boolean> {
+    return (await this.deleteFolder(folderId, now)) !== null
+  }
+
+  async deleteFolder(folderId: string, now: number): Promise<{ hiddenFolders: number } | null> {
+    if (!isStoredId(folderId)) return null
+    return this.db.transaction(async (client) => {
+      const ownerId = await lockOwnerOfLiveFolder(client, folderId)
+      if (ownerId === null) return null
+      const { rows } = await client.query<{ n: string }>({
+        text: `WITH RECURSIVE below(id) AS (
+                 SELECT id FROM folders WHERE owner_id = $1 AND folder_id = $2 AND NOT is_deleted
+                 UNION
+                 SELECT f.id FROM folders f JOIN below ON f.owner_id = $1 AND f.folder_id = below.id
+                  WHERE NOT f.is_deleted)
+               SELECT count(*) AS n FROM below`,
+        values: [ownerId, folderId],
+      })
+      await client.query({
+        text: 'UPDATE folders SET is_deleted = true, updated_at = $2::timestamptz WHERE id = $1',
+        values: [folderId, formatTimestamp(now)],
+      })
+      return { hiddenFolders: Number(rows[0]?.n ?? 0) }
+    })
+  }
+
+  async renameFolder(folderId: string, name: string, now: number): Promise<boolean> {
     if (!isStoredId(folderId)) return false
     const { rowCount } = await this.db.query(
       {
-        text: 'UPDATE folders SET is_deleted = true, updated_at = $2::timestamptz WHERE id = $1 AND NOT is_deleted',
-        values: [folderId, formatTimestamp(now)],
+        text: 'UPDATE folders SET name = $2, updated_at = $3::timestamptz WHERE id = $1 AND NOT is_deleted',
+        values: [folderId, name, formatTimestamp(now)],
       },
       WRITE,
     )
     return (rowCount ?? 0) > 0
+  }
+
+  async moveFolder(folderId: string, parentId: string | null, now: number): Promise<MoveOutcome> {
+    if (!isStoredId(folderId)) return 'no-folder'
+    if (parentId !== null && !isStoredId(parentId)) return 'no-parent'
+    return this.db.transaction(async (client): Promise<MoveOutcome> => {
+      const ownerId = await lockOwnerOfLiveFolder(client, folderId)
+      if (ownerId === null) return 'no-folder'
+      if (parentId !== null) {
+        const { rows } = await client.query<{ inside: boolean }>({
+          text: `WITH RECURSIVE up(id) AS (
+                   SELECT $1::uuid
+                   UNION
+                   SELECT f.folder_id FROM folders f JOIN up ON f.id = up.id WHERE f.folder_id IS NOT NULL)
+                 SELECT EXISTS (SELECT 1 FROM up WHERE id = $2) AS inside
+                  FROM folders WHERE id = $1 AND owner_id = $3 AND NOT is_deleted`,
+          values: [parentId, folderId, ownerId],
+        })
+        if (rows[0] === undefined) return 'no-parent'
+        if (rows[0].inside) return 'into-itself'
+      }
+      await client.query({
+        text: 'UPDATE folders SET folder_id = $2, updated_at = $3::timestamptz WHERE id = $1',
+        values: [folderId, parentId, formatTimestamp(now)],
+      })
+      return 'moved'
+    })
   }
 
   async listLiveFolders(ownerId: string): Promise<FolderRecord[]> {

@@ -13,6 +13,7 @@ import {
   type ImportSource,
   type ListFoldersQuery,
   type ListingOrder,
+  type MoveOutcome,
   type SessionUser,
   type Store,
   type UserRecord,
@@ -507,12 +508,78 @@ export class SqliteStore implements Store {
   }
 
   markFolderDeleted(folderId: string, now: number): Promise<boolean> {
+    return this.deleteFolder(folderId, now).then((deleted) => deleted !== null)
+  }
+
+  deleteFolder(folderId: string, now: number): Promise<{ hiddenFolders: number } | null> {
+    return this.run(() =>
+      this.db
+        .transaction(() => {
+          const ownerId = this.liveFolderOwner(folderId)
+          if (ownerId === null) return null
+          const hiddenFolders = this.db
+            .prepare(
+              `WITH RECURSIVE below(id) AS (
+                 SELECT id FROM folders WHERE owner_id = ? AND folder_id = ? AND is_deleted = 0
+                 UNION
+                 SELECT f.id FROM folders f JOIN below ON f.owner_id = ? AND f.folder_id = below.id
+                  WHERE f.is_deleted = 0)
+               SELECT count(*) FROM below`,
+            )
+            .pluck()
+            .get(ownerId, folderId, ownerId) as number
+          this.db.prepare('UPDATE folders SET is_deleted = 1, updated_at = ? WHERE id = ?').run(now, folderId)
+          return { hiddenFolders }
+        })
+        .immediate(),
+    )
+  }
+
+  renameFolder(folderId: string, name: string, now: number): Promise<boolean> {
     return this.run(
       () =>
         this.db
-          .prepare('UPDATE folders SET is_deleted = 1, updated_at = ? WHERE id = ? AND is_deleted = 0')
-          .run(now, folderId).changes > 0,
+          .prepare('UPDATE folders SET name = ?, updated_at = ? WHERE id = ? AND is_deleted = 0')
+          .run(name, now, folderId).changes > 0,
     )
+  }
+
+  moveFolder(folderId: string, parentId: string | null, now: number): Promise<MoveOutcome> {
+    return this.run(() =>
+      this.db
+        .transaction((): MoveOutcome => {
+          const ownerId = this.liveFolderOwner(folderId)
+          if (ownerId === null) return 'no-folder'
+          if (parentId !== null) {
+            if (this.liveFolderOwner(parentId) !== ownerId) return 'no-parent'
+            // The parent's ancestors, itself included; UNION stops on a cycle written by others.
+            const inside = this.db
+              .prepare(
+                `WITH RECURSIVE up(id) AS (
+                   SELECT ?
+                   UNION
+                   SELECT f.folder_id FROM folders f JOIN up ON f.id = up.id WHERE f.folder_id IS NOT NULL)
+                 SELECT 1 FROM up WHERE id = ?`,
+              )
+              .get(parentId, folderId)
+            if (inside !== undefined) return 'into-itself'
+          }
+          this.db
+            .prepare('UPDATE folders SET folder_id = ?, updated_at = ? WHERE id = ?')
+            .run(parentId, now, folderId)
+          return 'moved'
+        })
+        .immediate(),
+    )
+  }
+
+  /** The owner of a live folder; null when there is no such live folder. */
+  private liveFolderOwner(folderId: string): string | null {
+    const owner = this.db
+      .prepare('SELECT owner_id FROM folders WHERE id = ? AND is_deleted = 0')
+      .pluck()
+      .get(folderId) as string | undefined
+    return owner ?? null
   }
 
   listLiveFolders(ownerId: string): Promise<FolderRecord[]> {
