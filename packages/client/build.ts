@@ -61,6 +61,14 @@ let client = readFileSync(clientTypes, 'utf8')
 client = replaceOnce(client, /^import type \{ Static \} from '@sinclair\/typebox';\n/m, '', clientTypes)
 client = replaceOnce(client, /^import type \{[^}]*\} from '\.\.\/schemas\/changes\.js';\n/m, '', clientTypes)
 client = replaceOnce(client, /^import type \{[^}]*\} from '\.\.\/schemas\/folder\.js';\n/m, '', clientTypes)
+client = replaceOnce(client, /^import type \{[^}]*\} from '\.\.\/schemas\/tree\.js';\n/m, '', clientTypes)
+client = replaceOnce(
+  client,
+  /^export type FolderTreeBody = TreeBody;$/m,
+  `export type FolderTreeBody = ${expandedAlias(program, clientFile, 'FolderTreeBody')};`,
+  clientTypes,
+)
+client = replaceOnce(client, "TreeBody['changes']", "FolderTreeBody['changes']", clientTypes)
 for (const name of ['Folder', 'FolderList', 'FolderChanges']) {
   client = replaceOnce(
     client,
