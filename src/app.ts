@@ -19,7 +19,7 @@ import { authFailureBudget, authFailureLimitPlugin } from './http/auth-failures.
 import { sessionPlugin } from './http/auth.js'
 import { requestIdFor } from './http/request-id.js'
 import { requestBasicsPlugin } from './http/request-basics.js'
-import { RequestCompletion } from './http/request-completion.js'
+import { RequestCompletion, exposeRequestCompletion } from './http/request-completion.js'
 import { lazyRequestLogger } from './http/request-logger.js'
 import { browserRoutes } from './routes/browser.js'
 import { docsRoutes } from './routes/docs.js'
@@ -32,6 +32,7 @@ import { DeploymentSealers } from './listing/token-sealers.js'
 import { ChangesFeed } from './feed/changes.js'
 import { ChangeWatcher } from './feed/watcher.js'
 import { changesRoutes } from './routes/changes.js'
+import { DEFAULT_EVENT_STREAM_OPTIONS, type EventStreamOptions } from './http/event-stream.js'
 
 /**
  * The whole HTTP application, built without listening: server.ts gives it
@@ -58,7 +59,10 @@ export type AppConfig = Pick<Config, 'logLevel' | 'keepAliveTimeoutMs' | 'reques
       | 'longPollMaxWaiters'
       | 'longPollIntervalMs'
     >
-  >
+  > & {
+    /** event streams' heartbeat, retry and lifetime, when not the defaults (tests shorten them) */
+    eventStream?: Partial<EventStreamOptions>
+  }
 
 export interface AppOptions {
   store: ServingStore
@@ -97,10 +101,11 @@ export async function buildApp({
   metrics = new AppMetrics(),
 }: AppOptions): Promise<FastifyInstance> {
   const rejections = new ParserRejections(metrics)
+  const completion = new RequestCompletion(metrics)
   const app = Fastify({
     logger: loggerOptions(logger, config.logLevel),
     genReqId: requestIdFor,
-    logController: new RequestCompletion(metrics),
+    logController: completion,
     childLoggerFactory: lazyRequestLogger,
     trustProxy: typeof config.trustProxy === 'object' ? [...config.trustProxy] : (config.trustProxy ?? false),
     keepAliveTimeout: config.keepAliveTimeoutMs,
@@ -115,6 +120,7 @@ export async function buildApp({
     http: { requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>()
   rejections.attach(app)
+  exposeRequestCompletion(app, completion)
   // The named response shapes the routes refer to by $ref (and the OpenAPI document names).
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   app.server.headersTimeout = Math.min(config.headersTimeoutMs ?? 20_000, config.requestTimeoutMs)
@@ -172,6 +178,7 @@ export async function buildApp({
     await api.register(changesRoutes, {
       store: timedStore,
       feed: new ChangesFeed(timedStore, sealers, watcher),
+      eventStream: { ...DEFAULT_EVENT_STREAM_OPTIONS, ...config.eventStream },
     })
   })
   return app

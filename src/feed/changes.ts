@@ -89,6 +89,8 @@ export interface FollowOptions {
   signal: AbortSignal
   /** the process is shutting down: answer at once, never hold */
   draining: boolean
+  /** the caller's own slot (an event stream holds one for its whole life): used, not released */
+  hold?: Hold
 }
 
 export class ChangesFeed {
@@ -154,15 +156,20 @@ export class ChangesFeed {
           if (result.rows.length > 0) return answer(result)
           baseline = result.present.generation
         }
-        hold ??= this.watcher.hold()
+        hold ??= options.hold ?? this.watcher.hold()
         if (hold === null) return { outcome: 'busy' }
         const end = await hold.until(user.id, baseline, deadline, options.signal)
         if (end !== 'changed') return unchanged
         baseline = null
       }
     } finally {
-      hold?.release()
+      if (hold !== options.hold) hold?.release()
     }
+  }
+
+  /** A place among the process's held requests for a caller that holds one throughout, or null. */
+  hold(): Hold | null {
+    return this.watcher.hold()
   }
 
   private shared(query: ChangesQuery): Promise<ChangesResult> {

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module'
 import type { FastifyInstance, FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
 import fastifySwagger from '@fastify/swagger'
+import { EVENT_STREAM_TYPE } from './event-stream.js'
 import { PROBLEM_CONTENT_TYPE } from './problems.js'
 
 /**
@@ -34,6 +35,22 @@ const REQUEST_ID = { 'X-Request-Id': header('Request id; also in the problem bod
 interface ResponseDoc {
   description: string
   headers?: Record<string, object>
+  /** media types answered besides the schema's JSON (an event stream) */
+  alternatives?: Record<string, object>
+}
+
+/**
+ * The `text/event-stream` alternative of a feed's 200 (http/feed-stream.ts): what
+ * `Accept: text/event-stream` gets instead of one answer.
+ */
+export const FEED_EVENT_STREAM = {
+  [EVENT_STREAM_TYPE]: {
+    schema: {
+      type: 'string',
+      description:
+        'Server-Sent Events: `retry:`, then one `changes` event per answer (`id:` its cursor, `data:` the JSON body of the 200), comment lines as heartbeats; a final `error` event (`data:` problem details) when a check fails. Last-Event-ID is taken as the cursor.',
+    },
+  },
 }
 
 const RESPONSE_DOCS: Record<string, ResponseDoc> = {
@@ -75,8 +92,10 @@ const RESPONSE_DOCS: Record<string, ResponseDoc> = {
 const ROUTE_RESPONSE_DOCS: Record<string, Record<string, ResponseDoc>> = {
   listFolderChanges: {
     200: {
-      description: 'Changes since the cursor (or none, and a fresh cursor)',
+      description:
+        'Changes since the cursor (or none, and a fresh cursor); with `Accept: text/event-stream`, a stream of them',
       headers: { 'Cache-Control': header('`no-store`'), ...REQUEST_ID, ...RATE_LIMIT_HEADERS },
+      alternatives: FEED_EVENT_STREAM,
     },
     400: {
       description:
@@ -110,7 +129,7 @@ function documentedResponses(
       continue
     }
     const mediaType = Number(status) >= 400 ? PROBLEM_CONTENT_TYPE : 'application/json'
-    documented[status] = { ...base, content: { [mediaType]: { schema: json(schema) } } }
+    documented[status] = { ...base, content: { [mediaType]: { schema: json(schema) }, ...docs.alternatives } }
   }
   return documented
 }

@@ -68,12 +68,9 @@ export const problems = {
   internal: () => new HttpProblem(500, 'INTERNAL', 'An unexpected error occurred.'),
 }
 
-export function sendProblem(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  problem: HttpProblem,
-): FastifyReply {
-  const body: ProblemBody = {
+/** The problem details of `problem` for `request`: every field, nothing else. */
+export function problemBody(request: FastifyRequest, problem: HttpProblem): ProblemBody {
+  return {
     type: 'about:blank',
     title: STATUS_CODES[problem.status] ?? 'Error',
     status: problem.status,
@@ -81,7 +78,18 @@ export function sendProblem(
     detail: problem.detail,
     request_id: request.id,
   }
-  return reply.code(problem.status).headers(problem.headers).type(PROBLEM_CONTENT_TYPE).send(body)
+}
+
+export function sendProblem(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  problem: HttpProblem,
+): FastifyReply {
+  return reply
+    .code(problem.status)
+    .headers(problem.headers)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(problemBody(request, problem))
 }
 
 /** Fastify's schema validation error for the querystring, named by parameter. */

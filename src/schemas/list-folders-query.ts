@@ -13,6 +13,9 @@ export const POSITIVE_INT32_PATTERN =
   '^0*(?:[1-9][0-9]{0,8}|1[0-9]{9}|20[0-9]{8}|21[0-3][0-9]{7}|214[0-6][0-9]{6}|2147[0-3][0-9]{5}' +
   '|21474[0-7][0-9]{4}|214748[0-2][0-9]{3}|2147483[0-5][0-9]{2}|21474836[0-3][0-9]|214748364[0-7])$'
 
+/** A sealed token's alphabet and bound (continuation tokens and every feed cursor). */
+export const TOKEN_PATTERN = '^[A-Za-z0-9_-]{1,256}$'
+
 /** The largest page number accepted, and so the largest a link may carry. */
 export const MAX_PAGE = 2147483647
 export const MAX_LIMIT = 100
@@ -42,7 +45,7 @@ export const ListFoldersQuery = Type.Object(
     ),
     cursor: Type.Optional(
       Type.String({
-        pattern: '^[A-Za-z0-9_-]{1,256}$',
+        pattern: TOKEN_PATTERN,
         description:
           "Continuation token, exactly as the service wrote it into the `next` or `prev` link of an earlier answer: the page right after (or before) that page's boundary, found without skipping rows and stable while others write. Opaque; bound to the user and the folder it was made for.",
       }),
