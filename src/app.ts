@@ -58,6 +58,7 @@ export type AppConfig = Pick<Config, 'logLevel' | 'keepAliveTimeoutMs' | 'reques
       | 'metricsPort'
       | 'longPollMaxWaiters'
       | 'longPollIntervalMs'
+      | 'feedWakeups'
     >
   > & {
     /** event streams' heartbeat, retry and lifetime, when not the defaults (tests shorten them) */
@@ -169,6 +170,7 @@ export async function buildApp({
       intervalMs: config.longPollIntervalMs ?? DEFAULT_LONG_POLL_INTERVAL_MS,
       maxWaiters: config.longPollMaxWaiters ?? DEFAULT_LONG_POLL_MAX_WAITERS,
       onError: (err) => api.log.warn({ err }, 'reading generations for held requests failed'),
+      signals: config.feedWakeups === false ? undefined : (nudge) => store.changeSignals?.(nudge) ?? null,
     })
     // Held requests are answered (no changes, the same cursor) before the app stops.
     app.addHook('preClose', (next) => {

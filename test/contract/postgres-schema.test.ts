@@ -214,6 +214,7 @@ describe('postgres migrations', { skip }, () => {
         '004-cursor-key',
         '005-user-bounds',
         '006-change-log',
+        '011-change-notifications',
       ])
     } finally {
       await database.drop()

@@ -38,6 +38,7 @@ export const SERVICE_SETTINGS: readonly string[] = [
   'CHANGE_RETENTION_DAYS',
   'LONG_POLL_MAX_WAITERS',
   'LONG_POLL_INTERVAL_MS',
+  'FEED_NOTIFY',
   'WORKERS',
 ]
 

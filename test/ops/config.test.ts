@@ -54,6 +54,8 @@ describe('configuration', () => {
       changeRetentionDays: 30,
       longPollMaxWaiters: 10_000,
       longPollIntervalMs: 250,
+      feedWakeups: true,
+      feedListenUrl: null,
     })
     assert.ok(Object.isFrozen(config))
     assert.ok(Object.isFrozen(config.corsOrigins))
@@ -89,6 +91,7 @@ describe('configuration', () => {
       CHANGE_RETENTION_DAYS: '7',
       LONG_POLL_MAX_WAITERS: '50',
       LONG_POLL_INTERVAL_MS: '100',
+      FEED_NOTIFY: 'postgres://listen@db.internal:5432/app',
     }
     assert.deepEqual(loadConfig(env), {
       databaseUrl: 'sqlite:/tmp/x.db',
@@ -119,6 +122,8 @@ describe('configuration', () => {
       changeRetentionDays: 7,
       longPollMaxWaiters: 50,
       longPollIntervalMs: 100,
+      feedWakeups: true,
+      feedListenUrl: 'postgres://listen@db.internal:5432/app',
     })
     const flagged = loadConfig(env, { db: 'sqlite:/tmp/y.db', host: '::1', port: '0', logLevel: 'warn' })
     assert.equal(flagged.databaseUrl, 'sqlite:/tmp/y.db')
@@ -148,6 +153,7 @@ describe('configuration', () => {
     [{ LONG_POLL_MAX_WAITERS: '0' }, 'LONG_POLL_MAX_WAITERS'],
     [{ LONG_POLL_INTERVAL_MS: '5' }, 'LONG_POLL_INTERVAL_MS'],
     [{ LONG_POLL_INTERVAL_MS: '2000' }, 'LONG_POLL_INTERVAL_MS'],
+    [{ FEED_NOTIFY: 'maybe' }, 'FEED_NOTIFY'],
     [{ METRICS_PORT: '65536' }, 'METRICS_PORT'],
     [{ CORS_ORIGINS: 'not-a-url' }, 'CORS_ORIGINS'],
     [{ CORS_ORIGINS: 'https://a.example/path' }, 'CORS_ORIGINS'],
