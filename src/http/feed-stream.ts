@@ -69,21 +69,47 @@ function changesFrame<B extends FeedBody>(body: B, serialize: (body: B) => strin
   return frame
 }
 
+/**
+ * Session lookups made after each answer body was read, by session id: the streams that send
+ * one body (one commit, many followers) share one lookup per session. Any lookup begun once
+ * the body exists began after its read, which is all the check needs.
+ */
+const lookupsAfter = new WeakMap<FeedBody, Map<string, Promise<SessionUser | null>>>()
+
+function sharedLookup(
+  body: FeedBody,
+  store: Pick<ServingStore, 'findSessionUser'>,
+): ServingStore['findSessionUser'] {
+  return (sessionId, now) => {
+    let lookups = lookupsAfter.get(body)
+    if (lookups === undefined) {
+      lookups = new Map()
+      lookupsAfter.set(body, lookups)
+    }
+    let user = lookups.get(sessionId)
+    if (user === undefined) {
+      user = store.findSessionUser(sessionId, now)
+      lookups.set(sessionId, user)
+    }
+    return user
+  }
+}
+
 /** Streams `feed` on `reply` until the client leaves, a problem ends it, or its time runs out. */
 export async function streamFeed<B extends FeedBody>(
   request: FastifyRequest,
   reply: FastifyReply,
   feed: FeedStream<B>,
 ): Promise<void> {
-  const check = authenticate(feed.store)
   const errorFrame = (problem: HttpProblem): NextFrame => ({
     frame: eventFrame('error', JSON.stringify(problemBody(request, problem))),
     last: true,
   })
-  /** The session's user now, or the problem that ends the stream (401, 403). */
-  const sessionUser = async (): Promise<SessionUser | HttpProblem> => {
+  /** The session's user after `body` was read, or the problem that ends the stream (401, 403). */
+  const sessionUser = async (body: B): Promise<SessionUser | HttpProblem> => {
+    const store = { findSessionUser: sharedLookup(body, feed.store) }
     try {
-      await check.call(request.server, request, reply)
+      await authenticate(store).call(request.server, request, reply)
       return request.sessionUser
     } catch (error) {
       return toProblem(error)
@@ -115,7 +141,7 @@ export async function streamFeed<B extends FeedBody>(
         }
         // Checked again after the read: the answer may hold only what committed while the
         // session was still good.
-        const checked = await sessionUser()
+        const checked = await sessionUser(body)
         if (!('id' in checked)) return errorFrame(checked)
         user = checked
         cursor = body.cursor

@@ -6,6 +6,7 @@ import type { AppConfig } from '../../src/app.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends } from '../helpers/backends.js'
 import { openEventStream, type OpenedStream } from '../helpers/event-stream-client.js'
+import { countingCalls } from '../helpers/counting-store.js'
 import { uuid } from '../helpers/ids.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
 import { appOver } from '../helpers/test-app.js'
@@ -242,6 +243,19 @@ for (const backend of allBackends()) {
       await ended.ended
       await new Promise((resolve) => setTimeout(resolve, 200))
       assert.equal(await counted(), before + 2)
+    })
+
+    it('streams woken by one commit share the read and the session check after it', async () => {
+      const counted = countingCalls(opened.store, 'findSessionUser')
+      const { base } = await serve({}, counted.store)
+      const many = await Promise.all(Array.from({ length: 20 }, () => open(base)))
+      await Promise.all(many.map((s) => s.nextEvent(5000)))
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const before = counted.calls()
+      const id = await insert('seen by twenty')
+      for (const s of many) assert.deepEqual(ids((await s.nextEvent(5000)).data), [id])
+      assert.ok(counted.calls() - before <= 2, `${counted.calls() - before} session lookups for 20 streams`)
+      for (const s of many) s.close()
     })
 
     it('on shutdown sends what is pending, then ends the stream', async () => {
