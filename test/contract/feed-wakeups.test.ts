@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict'
-import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
-import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends } from '../helpers/backends.js'
 import { openEventStream, type OpenedStream } from '../helpers/event-stream-client.js'
-import { uuid } from '../helpers/ids.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
+import {
+  changesOf,
+  followedFolder,
+  insertChild,
+  seedFollowed,
+  type ChangesJson,
+} from '../helpers/followed-folder.js'
+import { openRawSql, type RawSql } from '../helpers/raw-sql.js'
 import { startService, type Service } from '../helpers/cli.js'
 
 /**
@@ -15,19 +19,16 @@ import { startService, type Service } from '../helpers/cli.js'
  * FEED_NOTIFY=off the poll alone still delivers the change.
  */
 
-const OWNER = uuid('7a000000', 1)
-const SESSION = uuid('7a000000', 2)
-const PARENT = uuid('7a000000', 3)
-const headers = { cookie: `session_id=${SESSION}` }
+const FOLLOWED = followedFolder('7a000000')
+const headers = { cookie: `session_id=${FOLLOWED.session}` }
 const POLL_MS = '1000'
-/** Far below the 1 s poll: six commits in a row each answered this soon is no luck of the poll (0.3^6). */
-const WOKEN_WITHIN_MS = 300
-const SAMPLES = 6
-
-interface ChangesJson {
-  changes: { type: string; folder?: { id: string } }[]
-  cursor: string
-}
+/**
+ * Far below the 1 s poll. Each sample waits 97 ms longer before its commit, so the eight
+ * commits sweep 7 x 97 ms of the poll's cycle: the poll alone answers one of them at least
+ * 679 ms late, whatever its phase (seen: 664 to 794 ms with the hints broken).
+ */
+const WOKEN_WITHIN_MS = 450
+const SAMPLES = 8
 
 for (const backend of allBackends()) {
   describe(`${backend.name}: commit hints wake followers of another process`, { skip: backend.skip }, () => {
@@ -37,29 +38,12 @@ for (const backend of allBackends()) {
     let sql: RawSql
     let stream: OpenedStream | undefined
 
-    const changes = async (service: Service, query: string): Promise<ChangesJson> => {
-      const res = await fetch(`${service.base}/v1/folders/changes?folder_id=${PARENT}&${query}`, { headers })
-      assert.equal(res.status, 200, await res.clone().text())
-      return (await res.json()) as ChangesJson
-    }
-    const insert = async (name: string) => {
-      const id = randomUUID()
-      await insertLiveFolder(sql, { id, name, parent: PARENT, owner: OWNER, at: Date.now() })
-      return id
-    }
+    const changes = (service: Service, query: string) => changesOf(FOLLOWED, service.base, query)
+    const insert = (name: string) => insertChild(sql, FOLLOWED, name)
 
     before(async () => {
       opened = await backend.open()
-      await opened.store.importData(
-        validateImport(
-          {
-            users: [{ id: OWNER, username: 'woken' }],
-            sessions: [{ id: SESSION, user_id: OWNER }],
-            folders: [{ id: PARENT, name: 'followed', owner_id: OWNER }],
-          },
-          Date.now(),
-        ),
-      )
+      await seedFollowed(opened.store, FOLLOWED)
       ;[hinted, polling] = await Promise.all([
         startService(opened.url, { LONG_POLL_INTERVAL_MS: POLL_MS }),
         startService(opened.url, { LONG_POLL_INTERVAL_MS: POLL_MS, FEED_NOTIFY: 'off' }),
@@ -74,7 +58,10 @@ for (const backend of allBackends()) {
     })
 
     it('wakes a stream and a held request within a fraction of the poll interval', async () => {
-      const events = await openEventStream(`${hinted.base}/v1/folders/changes?folder_id=${PARENT}`, headers)
+      const events = await openEventStream(
+        `${hinted.base}/v1/folders/changes?folder_id=${FOLLOWED.parent}`,
+        headers,
+      )
       stream = events
       let cursor = (JSON.parse((await events.nextEvent(10_000)).data) as ChangesJson).cursor
       // the LISTEN connection opens with the first wait: let it settle before measuring
