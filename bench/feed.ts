@@ -14,9 +14,11 @@ import { importData, SERVICE_ENV, startService } from './service.js'
  *
  * - draining 1,000 changes (renames made by raw SQL) of a 100,000-child folder, one
  *   answer of limit 1000, against one uncached listing page of that folder (limit 100);
- * - WAITERS held requests (wait=60) in one process: its memory above the idle process,
- *   its CPU while nothing changes, and the time from a raw-SQL commit to each answer
- *   (p50, p99).
+ * - WAITERS followers in one process, first as held requests (wait=60), then as event
+ *   streams: the service's memory above the idle process, its CPU while nothing changes,
+ *   and the time from a raw-SQL commit to each follower's receipt (p50, p99), with the CPU
+ *   the service and the load generator (this process, apart from the service) used
+ *   meanwhile, so the figure says how much is the service's.
  */
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -27,6 +29,8 @@ const HUGE = 'fe000000-0000-4000-8000-0000000f0000'
 const CHANGES = 1000
 const SAMPLES = 30
 const IDLE_SECONDS = 10
+/** longest the bench waits for every follower to hear of the commit */
+const RECEIPT_TIMEOUT_MS = 30_000
 
 const childId = (n: number) => `fe000001-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
 
@@ -89,13 +93,136 @@ export interface FeedFigures {
   listingPageP50Ms: number
   drainP50Ms: number
   drainEntries: number
+  followers: FollowerFigures[]
+}
+
+export interface FollowerFigures {
+  kind: 'long-poll' | 'sse'
   waiters: number
   idleRssMb: number
-  waitersRssAboveIdleMb: number
+  rssAboveIdleMb: number
   idleCpuPercent: number
-  commitToAnswerP50Ms: number
-  commitToAnswerP99Ms: number
-  answered: number
+  commitToReceiptP50Ms: number
+  commitToReceiptP99Ms: number
+  received: number
+  failed: number
+  /** the load generator's (this process's) CPU from the commit to the last receipt, in cores */
+  generatorCores: number
+  /** the service's CPU over the same time, in cores */
+  serviceCores: number
+  /** the service's CPU seconds from the commit to the last receipt: its work for one wake */
+  serviceCpuSeconds: number
+}
+
+/**
+ * One follower on its own connection: a held request (wait=60), or an event stream whose
+ * second `changes` event is the one the commit causes. Resolves when the change arrived.
+ */
+function follower(
+  port: number,
+  path: string,
+  kind: FollowerFigures['kind'],
+  opened: () => void,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { cookie: `session_id=${SESSION}` }
+    if (kind === 'sse') headers.accept = 'text/event-stream'
+    const req = request(
+      { host: HOST, port, path: kind === 'sse' ? path : `${path}&wait=60`, agent: false, headers },
+      (res) => {
+        if (res.statusCode !== 200) reject(new Error(`${kind}: ${res.statusCode}`))
+        let events = 0
+        let announced = false
+        res.setEncoding('utf8')
+        res.on('data', (chunk: string) => {
+          if (kind !== 'sse') return
+          events += chunk.split('event: changes').length - 1
+          if (events >= 1 && !announced) {
+            announced = true
+            opened()
+          }
+          if (events >= 2) {
+            resolve()
+            res.destroy()
+          }
+        })
+        res.on('end', () => (kind === 'sse' ? reject(new Error('the stream ended')) : resolve()))
+      },
+    )
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+async function follow(settings: {
+  port: number
+  pid: number
+  sql: Awaited<ReturnType<typeof openRawSql>>
+  path: string
+  kind: FollowerFigures['kind']
+  waiters: number
+}): Promise<FollowerFigures> {
+  const { port, pid, sql, path, kind, waiters } = settings
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+  const idleRss = readRss(pid) ?? Number.NaN
+  const receivedAt: number[] = []
+  let failed = 0
+  let firstFailure = ''
+  const done: Promise<void>[] = []
+  let open = 0
+  for (let i = 0; i < waiters; i++) {
+    done.push(
+      follower(port, path, kind, () => open++).then(
+        () => void receivedAt.push(performance.now()),
+        (error: unknown) => {
+          failed++
+          firstFailure ||= String(error)
+        },
+      ),
+    )
+    // paced, so that connections are not refused by a full accept queue
+    if (i % 250 === 249) await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  // Idle means set up: every stream has its first event (bounded: a minute at most).
+  for (let waited = 0; kind === 'sse' && open + failed < waiters && waited < 60; waited++) {
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+  }
+  if (kind === 'sse' && open < waiters) log(`  ${open} of ${waiters} streams had their first event`)
+  await new Promise((resolve) => setTimeout(resolve, 5000))
+  if (receivedAt.length > 0)
+    throw new Error(`${receivedAt.length} ${kind} followers answered before any change`)
+  const heldRss = readRss(pid) ?? Number.NaN
+  const cpuBefore = readCpuSeconds(pid) ?? Number.NaN
+  await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000))
+  const cpuAfter = readCpuSeconds(pid) ?? Number.NaN
+  const generatorCpu = process.cpuUsage()
+  const serviceCpu = readCpuSeconds(pid) ?? Number.NaN
+  const committed = performance.now()
+  await sql.run('UPDATE folders SET name = ? WHERE id = ?', `wake ${randomUUID()}`, childId(1))
+  // Bounded: a follower that never hears of the change counts as missed, not as a hang.
+  await Promise.race([Promise.all(done), new Promise((resolve) => setTimeout(resolve, RECEIPT_TIMEOUT_MS))])
+  const elapsed = (performance.now() - committed) / 1000
+  const generator = process.cpuUsage(generatorCpu)
+  const service = (readCpuSeconds(pid) ?? Number.NaN) - serviceCpu
+  const delays = receivedAt.map((at) => at - committed)
+  if (failed > 0) log(`  ${failed} ${kind} followers failed (first: ${firstFailure})`)
+  const missed = waiters - failed - delays.length
+  if (missed > 0)
+    log(`  ${missed} ${kind} followers had not heard of the commit ${RECEIPT_TIMEOUT_MS} ms after it`)
+  return {
+    kind,
+    waiters,
+    idleRssMb: idleRss / 2 ** 20,
+    rssAboveIdleMb: (heldRss - idleRss) / 2 ** 20,
+    idleCpuPercent: ((cpuAfter - cpuBefore) / IDLE_SECONDS) * 100,
+    commitToReceiptP50Ms: quantile(delays, 0.5),
+    commitToReceiptP99Ms: quantile(delays, 0.99),
+    received: delays.length,
+    failed,
+    generatorCores: (generator.user + generator.system) / 1e6 / elapsed,
+    serviceCores: service / elapsed,
+    serviceCpuSeconds: service,
+  }
 }
 
 async function measure(
@@ -106,21 +233,20 @@ async function measure(
 ): Promise<FeedFigures> {
   const huge = data.folders - 1
   await importData({ root, url, ...data, timeoutSeconds: 900, log })
-  const port = await freePort()
-  const service = await startService({
-    root,
-    url,
-    port,
+  const serve = async () => {
+    const port = await freePort()
     // Every held request is one session's, on a connection of its own: both bounds raised to
     // hold them all, the connection limit above the held requests, as the service requires.
-    env: {
+    const env = {
       ...process.env,
       ...SERVICE_ENV,
       LONG_POLL_MAX_WAITERS: String(waiters),
       LONG_POLL_PER_SESSION: String(waiters),
       MAX_CONNECTIONS: String(2 * waiters + 100),
-    },
-  })
+    }
+    return { port, service: await startService({ root, url, port, env }) }
+  }
+  const { port, service } = await serve()
   const sql = await openRawSql(url)
   const one = new Agent({ keepAlive: true, maxSockets: 1 })
   try {
@@ -144,57 +270,25 @@ async function measure(
       drains.push(drain.ms)
     }
 
-    // Held requests, all on the present position of the same owner's folder.
+    // Followers, all on the present position of the same owner's folder: long-poll, then
+    // SSE, each kind on a fresh process, so that neither inherits the other's memory.
     const present = JSON.parse((await get(port, changesPath, one)).body) as { cursor: string }
-    await new Promise((resolve) => setTimeout(resolve, 1000))
-    const idleRss = readRss(service.pid) ?? Number.NaN
-    const many = new Agent({ keepAlive: false, maxSockets: Infinity })
-    let answeredAt: number[] = []
-    const held: Promise<void>[] = []
-    let failed = 0
-    let firstFailure = ''
-    for (let i = 0; i < waiters; i++) {
-      held.push(
-        get(port, `${changesPath}&cursor=${present.cursor}&wait=60`, many).then(
-          (answer) => {
-            if (answer.status !== 200) throw new Error(`held: ${answer.status} ${answer.body}`)
-            answeredAt.push(performance.now())
-          },
-          (error: unknown) => {
-            failed++
-            firstFailure ||= String(error)
-          },
-        ),
-      )
-      // paced, so that connections are not refused by a full accept queue
-      if (i % 250 === 249) await new Promise((resolve) => setTimeout(resolve, 100))
+    const path = `${changesPath}&cursor=${present.cursor}`
+    const followers: FollowerFigures[] = []
+    for (const kind of ['long-poll', 'sse'] as const) {
+      const fresh = await serve()
+      try {
+        followers.push(await follow({ port: fresh.port, pid: fresh.service.pid, sql, path, kind, waiters }))
+      } finally {
+        await stopChild(fresh.service)
+      }
     }
-    await new Promise((resolve) => setTimeout(resolve, 5000))
-    if (answeredAt.length > 0)
-      throw new Error(`${answeredAt.length} held requests answered before any change`)
-    const heldRss = readRss(service.pid) ?? Number.NaN
-    const cpuBefore = readCpuSeconds(service.pid) ?? Number.NaN
-    await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000))
-    const cpuAfter = readCpuSeconds(service.pid) ?? Number.NaN
-    answeredAt = []
-    const committed = performance.now()
-    await sql.run('UPDATE folders SET name = ? WHERE id = ?', `wake ${randomUUID()}`, childId(1))
-    await Promise.all(held)
-    const delays = answeredAt.map((at) => at - committed)
-    if (failed > 0) log(`  ${failed} held requests failed (first: ${firstFailure})`)
-    many.destroy()
     return {
       backend,
       listingPageP50Ms: quantile(listing, 0.5),
       drainP50Ms: quantile(drains, 0.5),
       drainEntries: entries,
-      waiters,
-      idleRssMb: idleRss / 2 ** 20,
-      waitersRssAboveIdleMb: (heldRss - idleRss) / 2 ** 20,
-      idleCpuPercent: ((cpuAfter - cpuBefore) / IDLE_SECONDS) * 100,
-      commitToAnswerP50Ms: quantile(delays, 0.5),
-      commitToAnswerP99Ms: quantile(delays, 0.99),
-      answered: delays.length,
+      followers,
     }
   } finally {
     one.destroy()
@@ -209,15 +303,17 @@ function report(f: FeedFigures): void {
   log(
     `  drain of ${f.drainEntries} changes (one answer, limit 1000), p50         ${f.drainP50Ms.toFixed(2)} ms  (${(f.drainP50Ms / f.listingPageP50Ms).toFixed(2)}x the page)`,
   )
-  log(
-    `  ${f.waiters} held requests: memory above idle (${f.idleRssMb.toFixed(0)} MB)   ${f.waitersRssAboveIdleMb.toFixed(1)} MB  (target < 100 MB)`,
-  )
-  log(
-    `  ${f.waiters} held requests: CPU while nothing changes          ${f.idleCpuPercent.toFixed(2)} % of a core  (target < 5 %)`,
-  )
-  log(
-    `  commit to answer (${f.answered} answers)          p50 ${f.commitToAnswerP50Ms.toFixed(0)} ms, p99 ${f.commitToAnswerP99Ms.toFixed(0)} ms  (target p99 < 1000 ms)`,
-  )
+  for (const w of f.followers) {
+    log(
+      `  ${w.waiters} ${w.kind} followers: memory above idle (${w.idleRssMb.toFixed(0)} MB)   ${w.rssAboveIdleMb.toFixed(1)} MB  (target < 100 MB)`,
+    )
+    log(
+      `  ${w.waiters} ${w.kind} followers: CPU while nothing changes          ${w.idleCpuPercent.toFixed(2)} % of a core  (target < 5 %)`,
+    )
+    log(
+      `  ${w.kind}: commit to receipt (${w.received} received, ${w.failed} failed)   p50 ${w.commitToReceiptP50Ms.toFixed(0)} ms, p99 ${w.commitToReceiptP99Ms.toFixed(0)} ms  (target p99 < 1000 ms); meanwhile the service used ${w.serviceCores.toFixed(2)} cores (${w.serviceCpuSeconds.toFixed(2)} CPU s), the load generator ${w.generatorCores.toFixed(2)} cores`,
+    )
+  }
 }
 
 export async function runFeedBench(settings: {

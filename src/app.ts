@@ -20,7 +20,7 @@ import { authFailureBudget, authFailureLimitPlugin } from './http/auth-failures.
 import { sessionPlugin } from './http/auth.js'
 import { requestIdFor } from './http/request-id.js'
 import { requestBasicsPlugin } from './http/request-basics.js'
-import { RequestCompletion } from './http/request-completion.js'
+import { RequestCompletion, exposeRequestCompletion } from './http/request-completion.js'
 import { lazyRequestLogger } from './http/request-logger.js'
 import { browserRoutes } from './routes/browser.js'
 import { docsRoutes } from './routes/docs.js'
@@ -33,6 +33,7 @@ import { DeploymentSealers } from './listing/token-sealers.js'
 import { ChangesFeed } from './feed/changes.js'
 import { ChangeWatcher } from './feed/watcher.js'
 import { changesRoutes } from './routes/changes.js'
+import { DEFAULT_EVENT_STREAM_OPTIONS, type EventStreamOptions } from './http/event-stream.js'
 
 /**
  * The whole HTTP application, built without listening: server.ts gives it
@@ -59,8 +60,12 @@ export type AppConfig = Pick<Config, 'logLevel' | 'keepAliveTimeoutMs' | 'reques
       | 'longPollMaxWaiters'
       | 'longPollMaxPerSession'
       | 'longPollIntervalMs'
+      | 'feedWakeups'
     >
-  >
+  > & {
+    /** event streams' heartbeat, retry and lifetime, when not the defaults (tests shorten them) */
+    eventStream?: Partial<EventStreamOptions>
+  }
 
 export interface AppOptions {
   store: ServingStore
@@ -99,10 +104,11 @@ export async function buildApp({
   metrics = new AppMetrics(),
 }: AppOptions): Promise<FastifyInstance> {
   const rejections = new ParserRejections(metrics)
+  const completion = new RequestCompletion(metrics)
   const app = Fastify({
     logger: loggerOptions(logger, config.logLevel),
     genReqId: requestIdFor,
-    logController: new RequestCompletion(metrics),
+    logController: completion,
     childLoggerFactory: lazyRequestLogger,
     trustProxy: typeof config.trustProxy === 'object' ? [...config.trustProxy] : (config.trustProxy ?? false),
     keepAliveTimeout: config.keepAliveTimeoutMs,
@@ -117,6 +123,7 @@ export async function buildApp({
     http: { requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>()
   rejections.attach(app)
+  exposeRequestCompletion(app, completion)
   // The named response shapes the routes refer to by $ref (and the OpenAPI document names).
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   app.server.headersTimeout = Math.min(config.headersTimeoutMs ?? 20_000, config.requestTimeoutMs)
@@ -166,6 +173,7 @@ export async function buildApp({
       maxWaiters: config.longPollMaxWaiters ?? DEFAULT_LONG_POLL_MAX_WAITERS,
       maxPerHolder: config.longPollMaxPerSession ?? DEFAULT_LONG_POLL_PER_SESSION,
       onError: (err) => api.log.warn({ err }, 'reading generations for held requests failed'),
+      signals: config.feedWakeups === false ? undefined : (nudge) => store.changeSignals?.(nudge) ?? null,
     })
     // Held requests are answered (no changes, the same cursor) before the app stops.
     app.addHook('preClose', (next) => {
@@ -175,6 +183,7 @@ export async function buildApp({
     await api.register(changesRoutes, {
       store: timedStore,
       feed: new ChangesFeed(timedStore, sealers, watcher),
+      eventStream: { ...DEFAULT_EVENT_STREAM_OPTIONS, ...config.eventStream },
     })
   })
   return app

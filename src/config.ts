@@ -106,6 +106,10 @@ export interface Config {
   longPollMaxPerSession: number
   /** how often the watcher reads the generations of the owners being waited on */
   longPollIntervalMs: number
+  /** commit hints wake held requests and streams sooner than the poll (NOTIFY, data_version) */
+  feedWakeups: boolean
+  /** PostgreSQL: where the LISTEN connection goes (around a pooler); null: DATABASE_URL */
+  feedListenUrl: string | null
 }
 
 export type Env = Record<string, string | undefined>
@@ -242,6 +246,21 @@ function readUrlProblem(url: string): string | null {
     return 'has a malformed percent escape'
   }
   return null
+}
+
+/**
+ * FEED_NOTIFY: `on` (the default: LISTEN on DATABASE_URL, or SQLite's data_version), `off`
+ * (the poll alone), or a postgres:// URL for the LISTEN connection alone (a direct one where
+ * DATABASE_URL goes through a pooler in transaction mode, which drops notifications).
+ */
+function feedNotify(value: string | undefined): Pick<Config, 'feedWakeups' | 'feedListenUrl'> {
+  const raw = text(value, 'on').trim()
+  if (/^postgres(ql)?:\/\/[^\s]+$/i.test(raw)) return { feedWakeups: true, feedListenUrl: raw }
+  try {
+    return { feedWakeups: onOff('FEED_NOTIFY', raw, true), feedListenUrl: null }
+  } catch {
+    throw new ConfigError('FEED_NOTIFY', 'expected on, off or a postgres:// URL')
+  }
 }
 
 /** METRICS_PORT set (1-65535, or 0 for any free port): /metrics moves to METRICS_HOST:METRICS_PORT. */
@@ -386,5 +405,6 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Rea
       10,
       1000,
     ),
+    ...feedNotify(env.FEED_NOTIFY),
   })
 }

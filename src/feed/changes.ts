@@ -17,7 +17,7 @@ import {
 } from '../store/store.js'
 import { changesBinding, type ChangesCursors } from './changes-cursor.js'
 import { holdUntilChanged, type HoldOptions, type HoldRefusal } from './held-request.js'
-import type { ChangeWatcher } from './watcher.js'
+import type { ChangeWatcher, Hold } from './watcher.js'
 
 /**
  * The changes feed of one parent (docs/api.md "Changes"), knowing nothing of HTTP: the
@@ -143,6 +143,14 @@ export class ChangesFeed {
       },
       options,
     )
+  }
+
+  /**
+   * A place among the process's held requests for a caller that holds one throughout (an
+   * event stream of session `holder`), or null past the process's or the session's bound.
+   */
+  hold(holder: string): Hold | null {
+    return this.watcher.hold(holder)
   }
 
   private shared(query: ChangesQuery): Promise<ChangesResult> {

@@ -22,6 +22,8 @@ export interface HoldOptions {
   /** aborts a held request (the client went away) */
   signal: AbortSignal
   session: FeedSession
+  /** the caller's own slot (an event stream holds one for its whole life): used, not released */
+  hold?: Hold
 }
 
 /** How a request ends when a check made after a wait fails, or when it may not be held. */
@@ -75,7 +77,7 @@ export async function holdUntilChanged<T>(
         if ('send' in found) return woken ? await checked(found.send, options.session) : found.send
         parkedAt = found.nothing
       }
-      hold ??= watcher.hold(options.session.id)
+      hold ??= options.hold ?? watcher.hold(options.session.id)
       if (hold === null) return { outcome: 'busy' }
       const end = await hold.until(user.id, parkedAt, deadline, options.signal)
       // Nobody is left to answer: no check to make.
@@ -85,7 +87,7 @@ export async function holdUntilChanged<T>(
       parkedAt = null
     }
   } finally {
-    hold?.release()
+    if (hold !== options.hold) hold?.release()
   }
 }
 

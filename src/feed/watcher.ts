@@ -1,4 +1,4 @@
-import type { ServingStore } from '../store/store.js'
+import type { ChangeSignals, ServingStore } from '../store/store.js'
 
 /**
  * The process's one watcher of owners' listing generations, for held (long-poll) requests of
@@ -8,6 +8,9 @@ import type { ServingStore } from '../store/store.js'
  * nothing at all (no timer). Holds are bounded per process and per holder (a session), so
  * one client cannot take every connection (docs/api.md "Wait"); past either bound
  * {@link hold} says no.
+ *
+ * The store's commit hints (NOTIFY, data_version) make it read at once ({@link nudge})
+ * rather than at the next interval; the interval stays, so a lost hint costs latency only.
  */
 
 /** How a wait ended: a change (read the feed), the time ran out, the client left, or shutdown. */
@@ -22,6 +25,8 @@ export interface WatcherOptions {
   maxPerHolder: number
   /** told about a failed read (the watcher keeps going and reads again next interval) */
   onError?: (error: unknown) => void
+  /** the store's commit hints, given the watcher's nudge (absent: the interval alone) */
+  signals?: (nudge: (ownerId: string | null) => void) => ChangeSignals | null
 }
 
 interface Waiter {
@@ -52,12 +57,32 @@ export class ChangeWatcher {
   private readonly byHolder = new Map<string, number>()
   private timer: NodeJS.Timeout | null = null
   private polling = false
+  /** a hint came during a read, which may have missed its commit: read again right after */
+  private again = false
   private closed = false
+  private readonly signals: ChangeSignals | null
 
   constructor(
     private readonly store: Pick<ServingStore, 'ownerGenerations'>,
     private readonly options: WatcherOptions,
-  ) {}
+  ) {
+    this.signals = options.signals?.((ownerId) => this.nudge(ownerId)) ?? null
+  }
+
+  /**
+   * A commit may have changed `ownerId`'s generation (null: any owner's): read the
+   * generations now. Hints about owners nobody here waits for cost nothing.
+   */
+  nudge(ownerId: string | null): void {
+    if (this.closed || this.byOwner.size === 0) return
+    if (ownerId !== null && !this.byOwner.has(ownerId)) return
+    if (this.polling) {
+      this.again = true
+      return
+    }
+    this.stop()
+    void this.poll()
+  }
 
   /** Holds in use (for tests and metrics). */
   get size(): number {
@@ -107,6 +132,7 @@ export class ChangeWatcher {
     this.closed = true
     for (const waiters of this.byOwner.values()) for (const waiter of waiters) waiter.settle('closed')
     this.stop()
+    this.signals?.pause()
   }
 
   private park(
@@ -131,7 +157,10 @@ export class ChangeWatcher {
           const waiters = this.byOwner.get(ownerId)
           waiters?.delete(waiter)
           if (waiters?.size === 0) this.byOwner.delete(ownerId)
-          if (this.byOwner.size === 0) this.stop()
+          if (this.byOwner.size === 0) {
+            this.stop()
+            this.signals?.pause()
+          }
           resolve(end)
         },
       }
@@ -142,13 +171,16 @@ export class ChangeWatcher {
         this.byOwner.set(ownerId, waiters)
       }
       waiters.add(waiter)
+      this.signals?.resume()
       this.schedule()
     })
   }
 
   private schedule(): void {
     if (this.timer !== null || this.polling || this.closed || this.byOwner.size === 0) return
-    this.timer = setTimeout(() => void this.poll(), this.options.intervalMs)
+    const delay = this.again ? 0 : this.options.intervalMs
+    this.again = false
+    this.timer = setTimeout(() => void this.poll(), delay)
   }
 
   private stop(): void {

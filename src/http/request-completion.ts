@@ -1,4 +1,4 @@
-import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
+import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import { UNMATCHED_ROUTE, type AppMetrics } from './metrics.js'
 
 /**
@@ -42,4 +42,24 @@ export class RequestCompletion extends LogController {
     if (error) reply.log.error({ ...line, err: error }, 'request failed')
     else reply.log.info(line, 'request')
   }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** the app's request recorder, for replies Fastify does not see finish (see below) */
+    requestCompletion: RequestCompletion
+  }
+}
+
+/** Makes `completion` reachable from every request (a root decoration). */
+export function exposeRequestCompletion(app: FastifyInstance, completion: RequestCompletion): void {
+  app.decorate('requestCompletion', completion)
+}
+
+/**
+ * Records a hijacked reply (an event stream) that ended without finishing: Fastify records a
+ * request when its response emits 'finish', which a stream the client closed never does.
+ */
+export function recordHijackedRequest(request: FastifyRequest, reply: FastifyReply): void {
+  request.server.requestCompletion.requestCompleted(null, request, reply)
 }

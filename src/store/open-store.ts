@@ -46,7 +46,12 @@ export type StoreSettings = Pick<
   Config,
   'databaseUrl' | 'dbPoolSize' | 'dbConnectTimeoutMs' | 'dbStatementTimeoutMs' | 'sqliteBusyTimeoutMs'
 > &
-  Partial<Pick<Config, 'databaseReadUrls' | 'dbReplicaPoolSize' | 'dbReplicaTimeoutMs'>>
+  Partial<
+    Pick<
+      Config,
+      'databaseReadUrls' | 'dbReplicaPoolSize' | 'dbReplicaTimeoutMs' | 'feedWakeups' | 'feedListenUrl'
+    >
+  >
 
 /**
  * The replicas' pools: small, and quick to give up (connect and statement timeout alike),
@@ -76,10 +81,14 @@ export async function openStore(settings: StoreSettings): Promise<Store> {
       connectTimeoutMs: settings.dbConnectTimeoutMs,
       statementTimeoutMs: settings.dbStatementTimeoutMs,
       replicas: replicaSettings(settings),
+      listenUrl: settings.feedWakeups === false ? null : (settings.feedListenUrl ?? undefined),
     })
   } else {
     if ((settings.databaseReadUrls ?? []).length > 0) {
       throw new ConfigError('DATABASE_READ_URLS', 'read replicas need a PostgreSQL DATABASE_URL')
+    }
+    if (settings.feedListenUrl !== null && settings.feedListenUrl !== undefined) {
+      throw new ConfigError('FEED_NOTIFY', 'a LISTEN URL needs a PostgreSQL DATABASE_URL')
     }
     store = openSqliteStore(target.path, {
       busyTimeoutMs: settings.sqliteBusyTimeoutMs,

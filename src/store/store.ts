@@ -312,12 +312,29 @@ export interface ServingStore {
   ownerGenerations(ownerIds: readonly string[]): Promise<Map<string, number>>
 
   /**
+   * Hints of commits by other connections, sooner than polling ownerGenerations would see
+   * them: `onCommit` gets the owner whose listing generation changed (PostgreSQL NOTIFY) or
+   * null (a commit of unknown effect: SQLite's data_version). Only a hint: one may be late,
+   * lost or spurious, so callers keep polling. Absent, or null, when the backend has none or
+   * they are switched off. Ends with close().
+   */
+  changeSignals?(onCommit: (ownerId: string | null) => void): ChangeSignals | null
+
+  /**
    * Resolves when the database answers a trivial query; throws StoreUnavailableError
    * otherwise. The primary only: a replica down never makes the service unready.
    */
   ping(): Promise<void>
   /** Releases connections; safe to call more than once. */
   close(): Promise<void>
+}
+
+/** The commit hints of a store (ServingStore.changeSignals), wanted only while someone waits. */
+export interface ChangeSignals {
+  /** someone waits: deliver hints (idempotent) */
+  resume(): void
+  /** no one waits: hints may stop until the next resume (idempotent) */
+  pause(): void
 }
 
 /** Why a read that could go to a replica was served by the primary. */

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict'
-import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
-import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends } from '../helpers/backends.js'
-import { uuid } from '../helpers/ids.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
+import { changesOf, followedFolder, insertChild, seedFollowed } from '../helpers/followed-folder.js'
+import { openRawSql, type RawSql } from '../helpers/raw-sql.js'
 import { startService, type Service } from '../helpers/cli.js'
 
 /**
@@ -14,16 +12,7 @@ import { startService, type Service } from '../helpers/cli.js'
  * changes, the same cursor) before the process exits.
  */
 
-const OWNER = uuid('7c000000', 1)
-const SESSION = uuid('7c000000', 2)
-const PARENT = uuid('7c000000', 3)
-const headers = { cookie: `session_id=${SESSION}` }
-
-interface ChangesJson {
-  changes: { type: string; folder?: { id: string; name: string }; id?: string }[]
-  cursor: string
-  has_more: boolean
-}
+const FOLLOWED = followedFolder('7c000000')
 
 for (const backend of allBackends()) {
   describe(`${backend.name}: the changes feed across two service processes`, { skip: backend.skip }, () => {
@@ -32,29 +21,12 @@ for (const backend of allBackends()) {
     let b: Service
     let sql: RawSql
 
-    const changes = async (service: Service, query: string): Promise<ChangesJson> => {
-      const res = await fetch(`${service.base}/v1/folders/changes?folder_id=${PARENT}&${query}`, { headers })
-      assert.equal(res.status, 200, await res.clone().text())
-      return (await res.json()) as ChangesJson
-    }
-    const insert = async (name: string) => {
-      const id = randomUUID()
-      await insertLiveFolder(sql, { id, name, parent: PARENT, owner: OWNER, at: Date.now() })
-      return id
-    }
+    const changes = (service: Service, query: string) => changesOf(FOLLOWED, service.base, query)
+    const insert = (name: string) => insertChild(sql, FOLLOWED, name)
 
     before(async () => {
       opened = await backend.open()
-      await opened.store.importData(
-        validateImport(
-          {
-            users: [{ id: OWNER, username: 'follower' }],
-            sessions: [{ id: SESSION, user_id: OWNER }],
-            folders: [{ id: PARENT, name: 'followed', owner_id: OWNER }],
-          },
-          Date.now(),
-        ),
-      )
+      await seedFollowed(opened.store, FOLLOWED)
       ;[a, b] = await Promise.all([startService(opened.url), startService(opened.url)])
       sql = await openRawSql(opened.url)
     })

@@ -216,6 +216,7 @@ describe('postgres migrations', { skip }, () => {
         '006-change-log',
         '009-natural-order',
         '010-tree-log',
+        '011-change-notifications',
       ])
     } finally {
       await database.drop()

@@ -39,6 +39,7 @@ export const SERVICE_SETTINGS: readonly string[] = [
   'LONG_POLL_MAX_WAITERS',
   'LONG_POLL_PER_SESSION',
   'LONG_POLL_INTERVAL_MS',
+  'FEED_NOTIFY',
   'WORKERS',
 ]
 

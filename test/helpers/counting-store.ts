@@ -4,22 +4,28 @@ import type { Backend } from './backends.js'
 import { appOver } from './test-app.js'
 import { openRawSql } from './raw-sql.js'
 
-/** The store, with a count of its listFolders calls: a cached answer makes none. */
-export function countingReads(store: Store): { store: Store; reads: () => number } {
-  let reads = 0
+/** The store, with a count of its calls of `method`. */
+export function countingCalls(store: Store, method: keyof Store): { store: Store; calls: () => number } {
+  let calls = 0
   const wrapped = new Proxy(store, {
     get(target, prop, receiver) {
-      if (prop === 'listFolders') {
-        return (...args: Parameters<Store['listFolders']>) => {
-          reads++
-          return target.listFolders(...args)
-        }
-      }
       const value: unknown = Reflect.get(target, prop, receiver)
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+      if (typeof value !== 'function') return value
+      const bound = (value as (...a: unknown[]) => unknown).bind(target)
+      if (prop !== method) return bound
+      return (...args: unknown[]) => {
+        calls++
+        return bound(...args)
+      }
     },
   })
-  return { store: wrapped, reads: () => reads }
+  return { store: wrapped, calls: () => calls }
+}
+
+/** The store, with a count of its listFolders calls: a cached answer makes none. */
+export function countingReads(store: Store): { store: Store; reads: () => number } {
+  const { store: wrapped, calls } = countingCalls(store, 'listFolders')
+  return { store: wrapped, reads: calls }
 }
 
 /**

@@ -56,6 +56,8 @@ describe('configuration', () => {
       longPollMaxWaiters: 2500,
       longPollMaxPerSession: 4,
       longPollIntervalMs: 250,
+      feedWakeups: true,
+      feedListenUrl: null,
     })
     assert.ok(Object.isFrozen(config))
     assert.ok(Object.isFrozen(config.corsOrigins))
@@ -92,6 +94,7 @@ describe('configuration', () => {
       LONG_POLL_MAX_WAITERS: '50',
       LONG_POLL_PER_SESSION: '2',
       LONG_POLL_INTERVAL_MS: '100',
+      FEED_NOTIFY: 'postgres://listen@db.internal:5432/app',
     }
     assert.deepEqual(loadConfig(env), {
       databaseUrl: 'sqlite:/tmp/x.db',
@@ -123,6 +126,8 @@ describe('configuration', () => {
       longPollMaxWaiters: 50,
       longPollMaxPerSession: 2,
       longPollIntervalMs: 100,
+      feedWakeups: true,
+      feedListenUrl: 'postgres://listen@db.internal:5432/app',
     })
     const flagged = loadConfig(env, { db: 'sqlite:/tmp/y.db', host: '::1', port: '0', logLevel: 'warn' })
     assert.equal(flagged.databaseUrl, 'sqlite:/tmp/y.db')
@@ -160,6 +165,7 @@ describe('configuration', () => {
     [{ LONG_POLL_PER_SESSION: '0' }, 'LONG_POLL_PER_SESSION'],
     [{ LONG_POLL_INTERVAL_MS: '5' }, 'LONG_POLL_INTERVAL_MS'],
     [{ LONG_POLL_INTERVAL_MS: '2000' }, 'LONG_POLL_INTERVAL_MS'],
+    [{ FEED_NOTIFY: 'maybe' }, 'FEED_NOTIFY'],
     [{ METRICS_PORT: '65536' }, 'METRICS_PORT'],
     [{ CORS_ORIGINS: 'not-a-url' }, 'CORS_ORIGINS'],
     [{ CORS_ORIGINS: 'https://a.example/path' }, 'CORS_ORIGINS'],

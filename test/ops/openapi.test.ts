@@ -247,8 +247,12 @@ describe('OpenAPI document', () => {
       '500',
       '503',
     ])
-    assert.deepEqual(changes.responses['200']?.content?.['application/json']?.schema, {
-      $ref: '#/components/schemas/FolderChanges',
+    assert.deepEqual(Object.keys(changes.responses['200']?.content ?? {}), [
+      'application/json',
+      'text/event-stream',
+    ])
+    assert.deepEqual(changes.responses['200']?.content?.['application/json'], {
+      schema: { $ref: '#/components/schemas/FolderChanges' },
     })
     assert.ok(changes.responses['200']?.headers?.['Cache-Control'])
     assert.deepEqual(changes.responses['410']?.content?.['application/problem+json']?.schema, {

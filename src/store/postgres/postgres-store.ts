@@ -3,6 +3,7 @@ import { formatTimestamp } from '../../time.js'
 import {
   MissingCursorKeyError,
   StoreUnavailableError,
+  type ChangeSignals,
   type ChangesQuery,
   type ChangesResult,
   type CheckpointsQuery,
@@ -23,6 +24,7 @@ import {
   type UserRecord,
 } from '../store.js'
 import { Connections, type Client, type PoolSettings } from './postgres-connections.js'
+import { ChangeListener } from './postgres-notifications.js'
 import { cannotConnect } from './postgres-errors.js'
 import { importIntoPostgres } from './postgres-import.js'
 import { itemsOf } from '../import-faults.js'
@@ -484,7 +486,15 @@ export class PostgresStore implements Store {
 
   private readonly sessions: BatchedLookups<string, RawSessionRow | undefined>
 
-  constructor(db: Connections, replicas?: ReplicaSettings) {
+  /** the one LISTEN connection, opened when someone first waits (see changeSignals) */
+  private listener: ChangeListener | null = null
+  private readonly hearers = new Set<(ownerId: string | null) => void>()
+
+  constructor(
+    db: Connections,
+    replicas?: ReplicaSettings,
+    private readonly listen?: { url: string; connectTimeoutMs: number },
+  ) {
     this.db = db
     this.reads = new ReadRouter(replicas, db)
     this.sessions = new BatchedLookups(
@@ -887,14 +897,38 @@ export class PostgresStore implements Store {
     return { ...this.reads.stats(), primaryStatements: this.db.statements }
   }
 
+  /**
+   * NOTIFY from the triggers (migration 011) through one LISTEN connection for the whole
+   * store, opened at the first resume and kept until close.
+   */
+  changeSignals(onCommit: (ownerId: string | null) => void): ChangeSignals | null {
+    const listen = this.listen
+    if (listen === undefined) return null
+    this.hearers.add(onCommit)
+    return {
+      resume: () => {
+        this.listener ??= new ChangeListener(listen.url, {
+          onCommit: (ownerId) => {
+            for (const hear of this.hearers) hear(ownerId)
+          },
+          connectTimeoutMs: listen.connectTimeoutMs,
+        })
+        this.listener.start()
+      },
+      pause: () => undefined,
+    }
+  }
+
   async close(): Promise<void> {
-    await Promise.all([this.db.close(), this.reads.close()])
+    await Promise.all([this.db.close(), this.reads.close(), this.listener?.close()])
   }
 }
 
 export interface PostgresStoreOptions extends PoolSettings {
   /** streaming replicas of `url` for routed reads, each with its own pool */
   replicas?: ReplicaSettings
+  /** where the LISTEN connection goes (a direct URL around a pooler); absent: `url`; null: none */
+  listenUrl?: string | null
 }
 
 /** A store on a pool that has not connected yet: no I/O until the first call. */
@@ -910,7 +944,10 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions):
  */
 export async function openPostgresStore(url: string, options: PostgresStoreOptions): Promise<PostgresStore> {
   const connections = new Connections(url, options)
-  const store = new PostgresStore(connections, options.replicas)
+  const listenUrl = options.listenUrl === undefined ? url : options.listenUrl
+  const listen =
+    listenUrl === null ? undefined : { url: listenUrl, connectTimeoutMs: options.connectTimeoutMs }
+  const store = new PostgresStore(connections, options.replicas, listen)
   try {
     await store.ping()
   } catch (error) {

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3'
 import {
   MissingCursorKeyError,
+  type ChangeSignals,
   type ChangesQuery,
   type ChangesResult,
   type CheckpointsQuery,
@@ -200,6 +201,9 @@ function prepareHotStatements(db: Database.Database): HotStatements {
   }
 }
 
+/** Between two reads of data_version while someone waits: a fraction of a millisecond each. */
+export const DATA_VERSION_CHECK_MS = 25
+
 /** The embedded backend: better-sqlite3 on one file in WAL mode (see openStore). */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite'
@@ -389,6 +393,37 @@ export class SqliteStore implements Store {
         .all(JSON.stringify(ownerIds)) as [id: string, generation: number][]
       return new Map(rows)
     })
+  }
+
+  /**
+   * `PRAGMA data_version` of this connection every {@link DATA_VERSION_CHECK_MS} while
+   * resumed: it changes when another connection (another instance, a console) commits, and
+   * reading it touches no table. The hint names no owner.
+   */
+  changeSignals(onCommit: (ownerId: string | null) => void): ChangeSignals {
+    let timer: NodeJS.Timeout | null = null
+    let seen = 0
+    const version = () => this.db.pragma('data_version', { simple: true }) as number
+    const pause = () => {
+      if (timer !== null) clearInterval(timer)
+      timer = null
+    }
+    return {
+      resume: () => {
+        if (timer !== null || this.closed) return
+        seen = version()
+        timer = setInterval(() => {
+          if (this.closed) return pause()
+          const now = version()
+          if (now === seen) return
+          seen = now
+          onCommit(null)
+        }, DATA_VERSION_CHECK_MS)
+        // A check never keeps the process alive on its own.
+        timer.unref()
+      },
+      pause,
+    }
   }
 
   /**

@@ -1,0 +1,118 @@
+import { once } from 'node:events'
+import type { OutgoingHttpHeaders } from 'node:http'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { recordHijackedRequest } from './request-completion.js'
+
+/**
+ * Server-Sent Events (HTML Living Standard, "Server-sent events") written on Fastify's raw
+ * reply: the wire format, the `retry:` line, heartbeat comments, backpressure and the end of
+ * the stream. It knows nothing of feeds: `next` says what to send next (feed-stream.ts turns
+ * a feed's answers into events). No framework: a stream is a hijacked reply that writes
+ * frames until `next` says stop, the client leaves or its time runs out.
+ */
+
+export const EVENT_STREAM_TYPE = 'text/event-stream'
+
+export interface EventStreamOptions {
+  /** between two comment lines, so that proxies do not close an idle stream (well below 25 s) */
+  heartbeatMs: number
+  /** the `retry:` a client waits before reconnecting after the stream ends */
+  retryMs: number
+  /** the stream ends after this; the client reconnects with Last-Event-ID */
+  maxMs: number
+}
+
+export const DEFAULT_EVENT_STREAM_OPTIONS: Readonly<EventStreamOptions> = Object.freeze({
+  heartbeatMs: 15_000,
+  retryMs: 2_000,
+  maxMs: 10 * 60_000,
+})
+
+/** What to do next: send a frame (and stop after it when `last`), or stop now. */
+export type NextFrame = { frame: Uint8Array; last: boolean } | null
+
+/** The stream as `next` sees it: when it must end, and whether the client already left. */
+export interface StreamControl {
+  /** aborts when the client goes away */
+  signal: AbortSignal
+  /** epoch ms at which the stream ends (its `maxMs` from the start) */
+  deadline: number
+}
+
+const HEARTBEAT = Buffer.from(': keep-alive\n\n')
+
+/**
+ * One event's bytes: `event:`, optional `id:`, and `data` on one `data:` line per line of
+ * it. `id` must hold no line break (cursors never do).
+ */
+export function eventFrame(event: string, data: string, id?: string): Buffer {
+  const lines = data.split(/\r\n|\r|\n/)
+  const head = id === undefined ? `event: ${event}\n` : `event: ${event}\nid: ${id}\n`
+  return Buffer.from(`${head}data: ${lines.join('\ndata: ')}\n\n`)
+}
+
+/**
+ * Whether the Accept header asks for an event stream: it names `text/event-stream` with a
+ * q above 0 (what EventSource sends). `*\/*` alone does not: a plain client keeps its JSON.
+ */
+export function acceptsEventStream(accept: string | undefined): boolean {
+  if (accept === undefined) return false
+  for (const range of accept.split(',')) {
+    const [type = '', ...params] = range.split(';').map((part) => part.trim().toLowerCase())
+    if (type !== EVENT_STREAM_TYPE) continue
+    const q = params.find((param) => param.startsWith('q='))
+    return q === undefined || Number(q.slice(2)) > 0
+  }
+  return false
+}
+
+/**
+ * Takes over `reply` and streams: 200 with the headers already set on the reply (security
+ * headers, request id, CORS), `retry:`, then every frame `next` gives, with a comment line
+ * every `heartbeatMs` in between. Resolves once the stream has ended (the last frame
+ * written and the response ended, or the client gone). The request is recorded (metrics,
+ * request line) when the stream ends, however it ends.
+ */
+export async function streamEvents(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  next: (control: StreamControl) => Promise<NextFrame>,
+  options: EventStreamOptions,
+): Promise<void> {
+  const res = reply.raw
+  const gone = new AbortController()
+  const onClose = () => gone.abort()
+  res.once('close', onClose)
+  reply.hijack()
+  const headers: OutgoingHttpHeaders = {}
+  for (const [name, value] of Object.entries(reply.getHeaders()))
+    if (value !== undefined) headers[name] = value
+  res.writeHead(200, {
+    ...headers,
+    'content-type': `${EVENT_STREAM_TYPE}; charset=utf-8`,
+    'cache-control': 'no-store',
+    // nginx buffers proxied answers unless told not to; a buffered stream would arrive late
+    'x-accel-buffering': 'no',
+    // The connection ends with the stream: clients reconnect on a new one anyway, and a
+    // connection left idle after it would hold up a shutdown until its keep-alive ran out.
+    connection: 'close',
+  })
+  res.write(`retry: ${options.retryMs}\n\n`)
+  const heartbeat = setInterval(() => res.write(HEARTBEAT), options.heartbeatMs)
+  const control: StreamControl = { signal: gone.signal, deadline: Date.now() + options.maxMs }
+  try {
+    for (;;) {
+      const step = await next(control)
+      if (step === null || gone.signal.aborted) break
+      // Backpressure: a slow reader holds its own frames, not the process's memory.
+      if (!res.write(step.frame)) await once(res, 'drain', { signal: gone.signal }).catch(() => undefined)
+      if (step.last) break
+    }
+  } finally {
+    clearInterval(heartbeat)
+    res.off('close', onClose)
+    if (!res.writableEnded && !gone.signal.aborted) res.end()
+    // Fastify records a request when its response finishes; a stream the client closed never does.
+    else if (!res.writableFinished) recordHijackedRequest(request, reply)
+  }
+}

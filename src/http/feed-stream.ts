@@ -1,0 +1,162 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { ServingStore, SessionUser } from '../store/store.js'
+import { authenticate } from './auth.js'
+import {
+  eventFrame,
+  streamEvents,
+  type EventStreamOptions,
+  type NextFrame,
+  type StreamControl,
+} from './event-stream.js'
+import { problemBody, toProblem, type HttpProblem } from './problems.js'
+
+/**
+ * A feed followed over Server-Sent Events (docs/api.md "Push"): any feed whose answers are
+ * `{changes, cursor, has_more}` bodies. Each answer is one `changes` event whose `id` is its
+ * cursor and whose `data` is the body exactly as the 200 answer would be; a wait that ends
+ * with nothing sends nothing (the heartbeat keeps the stream open). After every read and
+ * before its event the session is checked again (after the read, so that nothing committed
+ * after a revoke is ever sent); a failed check, a problem of the feed (404, 410) or an
+ * outage ends the stream with one `error` event carrying the problem details.
+ */
+
+export interface FeedBody {
+  changes: readonly unknown[]
+  cursor: string
+  has_more: boolean
+}
+
+/** One answer of a feed, or the problem that ends the stream. */
+export type FeedStep<B extends FeedBody> = { body: B } | { problem: HttpProblem }
+
+export interface FeedWait {
+  /** epoch ms: hold no longer than this */
+  deadline: number
+  /** aborts when the client goes away */
+  signal: AbortSignal
+  /** answer at once, never hold (the last read before the stream closes) */
+  draining: boolean
+}
+
+export interface FeedStream<B extends FeedBody> {
+  /** the first answer, read before the stream started (its problems were ordinary answers) */
+  first: B
+  /**
+   * The answer after `cursor`: at once when something follows it; otherwise held until a
+   * change commits or the wait ends (then no changes and the same cursor).
+   */
+  answer(user: SessionUser, cursor: string, wait: FeedWait): Promise<FeedStep<B>>
+  /** the body as the route's 200 schema serialises it */
+  serialize: (body: B) => string
+  /** the session's store, for the check before every event */
+  store: Pick<ServingStore, 'findSessionUser'>
+  /** the stream's place among the process's held requests, released when it ends */
+  hold: { release(): void }
+  /** whether the process is shutting down: send what is pending, then close */
+  draining(): boolean
+  options: EventStreamOptions
+}
+
+/** One frame per answer body, shared by every stream that sends it (one commit, many followers). */
+const frames = new WeakMap<FeedBody, Uint8Array>()
+
+function changesFrame<B extends FeedBody>(body: B, serialize: (body: B) => string): Uint8Array {
+  let frame = frames.get(body)
+  if (frame === undefined) {
+    frame = eventFrame('changes', serialize(body), body.cursor)
+    frames.set(body, frame)
+  }
+  return frame
+}
+
+/**
+ * Session lookups made after each answer body was read, by session id: the streams that send
+ * one body (one commit, many followers) share one lookup per session. Any lookup begun once
+ * the body exists began after its read, which is all the check needs.
+ */
+const lookupsAfter = new WeakMap<FeedBody, Map<string, Promise<SessionUser | null>>>()
+
+function sharedLookup(
+  body: FeedBody,
+  store: Pick<ServingStore, 'findSessionUser'>,
+): ServingStore['findSessionUser'] {
+  return (sessionId, now) => {
+    let lookups = lookupsAfter.get(body)
+    if (lookups === undefined) {
+      lookups = new Map()
+      lookupsAfter.set(body, lookups)
+    }
+    let user = lookups.get(sessionId)
+    if (user === undefined) {
+      user = store.findSessionUser(sessionId, now)
+      lookups.set(sessionId, user)
+    }
+    return user
+  }
+}
+
+/** Streams `feed` on `reply` until the client leaves, a problem ends it, or its time runs out. */
+export async function streamFeed<B extends FeedBody>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  feed: FeedStream<B>,
+): Promise<void> {
+  const errorFrame = (problem: HttpProblem): NextFrame => ({
+    frame: eventFrame('error', JSON.stringify(problemBody(problem, request.id))),
+    last: true,
+  })
+  /** The session's user after `body` was read, or the problem that ends the stream (401, 403). */
+  const sessionUser = async (body: B): Promise<SessionUser | HttpProblem> => {
+    const store = { findSessionUser: sharedLookup(body, feed.store) }
+    try {
+      await authenticate(store).call(request.server, request, reply)
+      return request.sessionUser
+    } catch (error) {
+      return toProblem(error)
+    }
+  }
+  let cursor = feed.first.cursor
+  // The user as last checked: its listing generation tells the feed where the present is.
+  let user = request.sessionUser
+  let started = false
+  const next = async ({ signal, deadline }: StreamControl): Promise<NextFrame> => {
+    if (!started) {
+      started = true
+      return { frame: changesFrame(feed.first, feed.serialize), last: false }
+    }
+    try {
+      for (;;) {
+        if (signal.aborted) return null
+        const draining = feed.draining()
+        if (!draining && Date.now() >= deadline) return null
+        const step = await feed.answer(user, cursor, { deadline, signal, draining })
+        if ('problem' in step) return errorFrame(step.problem)
+        const { body } = step
+        if (body.changes.length === 0 && !body.has_more) {
+          // Nothing to tell (the wait ended, or only other folders changed): no event, but
+          // the next read starts from the newer position.
+          cursor = body.cursor
+          if (draining) return null
+          continue
+        }
+        // Checked again after the read: the answer may hold only what committed while the
+        // session was still good.
+        const checked = await sessionUser(body)
+        if (!('id' in checked)) return errorFrame(checked)
+        user = checked
+        cursor = body.cursor
+        // While draining, the pending answers are sent until the present, then the stream ends.
+        return { frame: changesFrame(body, feed.serialize), last: false }
+      }
+    } catch (error) {
+      const problem = toProblem(error)
+      if (problem.status >= 500) request.log.error({ err: error }, 'event stream failed')
+      return errorFrame(problem)
+    }
+  }
+  try {
+    await streamEvents(request, reply, next, feed.options)
+  } finally {
+    feed.hold.release()
+  }
+}
