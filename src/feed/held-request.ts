@@ -14,8 +14,12 @@ import type { ChangeWatcher, Hold } from './watcher.js'
 export interface FeedSession {
   /** the session id: held requests are bounded per session */
   id: string
-  /** the session read again, as on arrival (null: revoked, expired, or its user gone) */
-  recheck(): Promise<SessionUser | null>
+  /**
+   * The session read again, as on arrival (null: revoked, expired, or its user gone). Absent
+   * where the caller checks after every read itself (an event stream: one lookup shared by
+   * the streams a commit wakes, http/feed-stream.ts).
+   */
+  recheck?(): Promise<SessionUser | null>
 }
 
 export interface HoldOptions {
@@ -96,6 +100,7 @@ export async function holdUntilChanged<T>(
  * this check, so nothing committed after a revoke or a freeze can reach the client.
  */
 async function checked<T>(answer: T, session: FeedSession): Promise<T | HoldRefusal> {
+  if (session.recheck === undefined) return answer
   const now = await session.recheck()
   if (now === null) return { outcome: 'session-ended' }
   if (now.is_suspended) return { outcome: 'frozen' }

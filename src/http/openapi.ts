@@ -103,6 +103,25 @@ export const FEED_EVENT_STREAM = {
       description:
         'Server-Sent Events: `retry:`, then one `changes` event per answer (`id:` its cursor, `data:` the JSON body of the 200), comment lines as heartbeats; a final `error` event (`data:` problem details) when a check fails. Last-Event-ID is taken as the cursor.',
     },
+    examples: {
+      stream: {
+        summary: 'the first answer, a heartbeat, then a session revoked',
+        value: [
+          'retry: 2000',
+          '',
+          'event: changes',
+          'id: AAECAwQFBgcICQ',
+          'data: {"changes":[],"cursor":"AAECAwQFBgcICQ","has_more":false}',
+          '',
+          ': heartbeat',
+          '',
+          'event: error',
+          'data: {"type":"about:blank","title":"Unauthorized","status":401,"code":"UNAUTHORIZED","detail":"The session is missing, invalid or expired.","request_id":"req-1"}',
+          '',
+          '',
+        ].join('\n'),
+      },
+    },
   },
 }
 

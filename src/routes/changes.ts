@@ -98,7 +98,8 @@ export const changesRoutes: FastifyPluginCallbackTypebox<ChangesRouteOptions> = 
   async function stream(request: FastifyRequest, reply: FastifyReply, query: ChangesQueryString) {
     const asked = changesRequest(query)
     const cursor = streamCursor(request.headers['last-event-id'], asked.cursor)
-    const session = sessionOf(store, request)
+    // The stream checks the session after every read itself (streamFeed), so the feed does not.
+    const session = { id: sessionOf(store, request).id }
     const hold = feed.hold(session.id)
     if (hold === null) throw problems.tooManyWaiters()
     try {

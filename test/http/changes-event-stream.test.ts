@@ -247,7 +247,8 @@ for (const backend of allBackends()) {
 
     it('streams woken by one commit share the read and the session check after it', async () => {
       const counted = countingCalls(opened.store, 'findSessionUser')
-      const { base } = await serve({}, counted.store)
+      // One session's twenty streams: its bound on held requests raised to let them all in.
+      const { base } = await serve({ longPollMaxPerSession: 20 }, counted.store)
       const many = await Promise.all(Array.from({ length: 20 }, () => open(base)))
       await Promise.all(many.map((s) => s.nextEvent(5000)))
       await new Promise((resolve) => setTimeout(resolve, 300))

@@ -251,8 +251,8 @@ describe('OpenAPI document', () => {
       'application/json',
       'text/event-stream',
     ])
-    assert.deepEqual(changes.responses['200']?.content?.['application/json'], {
-      schema: { $ref: '#/components/schemas/FolderChanges' },
+    assert.deepEqual(changes.responses['200']?.content?.['application/json']?.schema, {
+      $ref: '#/components/schemas/FolderChanges',
     })
     assert.ok(changes.responses['200']?.headers?.['Cache-Control'])
     assert.deepEqual(changes.responses['410']?.content?.['application/problem+json']?.schema, {
