@@ -1,5 +1,5 @@
 /**
- * Every setting of the service (README "Configuration"), read once from the environment and
+ * Every setting of the service (docs/configuration.md), read once from the environment and
  * command-line flags into one frozen object shared by the CLI and the server. A bad value
  * stops start-up with a ConfigError naming the setting.
  */

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
  */
 
 /**
- * Every setting the service reads from the environment (README "Configuration"). A developer's
+ * Every setting the service reads from the environment (docs/configuration.md). A developer's
  * shell may hold any of them; a child sees only those a test gives it.
  */
 export const SERVICE_SETTINGS: readonly string[] = [

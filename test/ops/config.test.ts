@@ -11,7 +11,7 @@ import { appOver } from '../helpers/test-app.js'
 import { openSeeded, type Seeded } from '../helpers/operability-db.js'
 import { replicaSkip } from '../helpers/replica.js'
 
-/** README "Configuration": every setting from the environment, validated once, bad values named. */
+/** docs/configuration.md: every setting from the environment, validated once, bad values named. */
 
 describe('configuration', () => {
   it('reads only variables the child-process harness clears (so no test inherits one)', () => {

@@ -15,6 +15,7 @@ import {
 
 const DOCUMENTS = [
   'README.md',
+  'CONTRIBUTING.md',
   ...readdirSync(join(REPO_ROOT, 'docs'))
     .filter((name) => name.endsWith('.md'))
     .map((name) => `docs/${name}`),

@@ -17,7 +17,7 @@ import {
 } from '../helpers/operability-db.js'
 import { appOver } from '../helpers/test-app.js'
 
-/** Per-session rate limiting of /v1/folders (README "Configuration": RATE_LIMIT_PER_MINUTE). */
+/** Per-session rate limiting of /v1/folders (docs/configuration.md: RATE_LIMIT_PER_MINUTE). */
 
 function assertRateLimited(res: LightMyRequestResponse, limit: number): void {
   assert.equal(res.statusCode, 429, res.payload)

@@ -5,21 +5,22 @@ import { configVariables } from '../helpers/config-variables.js'
 import { codeSpan, markdownSection, readRepoFile, tableRows } from '../helpers/markdown.js'
 
 /**
- * README "Configuration" claims to be complete: its table must name exactly the variables
- * src/config.ts reads, each with its real default; `.env.example` must list the same ones.
+ * docs/configuration.md "Settings" claims to be complete: its table must name exactly the
+ * variables src/config.ts reads, each with its real default; `.env.example` must list the
+ * same ones.
  */
 
 const sorted = (names: Iterable<string>) => [...names].sort()
 
 function readmeTable(): { variable: string; defaultCell: string }[] {
-  return tableRows(markdownSection(readRepoFile('README.md'), 'Configuration')).map((cells) => {
+  return tableRows(markdownSection(readRepoFile('docs/configuration.md'), 'Settings')).map((cells) => {
     const variable = codeSpan(cells[0] ?? '')
     assert.ok(variable !== undefined, `a row without a variable: ${cells.join(' | ')}`)
     return { variable, defaultCell: cells[2] ?? '' }
   })
 }
 
-describe('README configuration table', () => {
+describe('the configuration table (docs/configuration.md)', () => {
   it('names exactly the variables src/config.ts reads', () => {
     const documented = readmeTable().map((row) => row.variable)
     assert.equal(
