@@ -19,8 +19,11 @@ const DIST_ROOT = `${PACKAGE_ROOT}dist`
 
 export const BROWSER_ASSETS_PREFIX = '/assets/'
 export const BROWSER_MODULES_PREFIX = '/assets/js/'
-/** The module graph of the page: the browser code, the client, and the problem codes it imports. */
-const BROWSER_MODULE = /^\/(?:browser|client)\/[a-z0-9-]+\.js$|^\/schemas\/problem-codes\.js$/
+/**
+ * The module graph of the page: the browser code, the client, and what the client imports
+ * (the problem codes, and the natural order's key, which it sorts a watched listing by).
+ */
+const BROWSER_MODULE = /^\/(?:browser|client|ordering)\/[a-z0-9-]+\.js$|^\/schemas\/problem-codes\.js$/
 
 /**
  * Scripts, styles and fetches from this origin only; no inline script or style, no plugins,
