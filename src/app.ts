@@ -33,6 +33,8 @@ import { DeploymentSealers } from './listing/token-sealers.js'
 import { ChangesFeed } from './feed/changes.js'
 import { ChangeWatcher } from './feed/watcher.js'
 import { changesRoutes } from './routes/changes.js'
+import { TreeFeed } from './feed/tree.js'
+import { treeRoutes } from './routes/tree.js'
 
 /**
  * The whole HTTP application, built without listening: server.ts gives it
@@ -176,6 +178,7 @@ export async function buildApp({
       store: timedStore,
       feed: new ChangesFeed(timedStore, sealers, watcher),
     })
+    await api.register(treeRoutes, { store: timedStore, feed: new TreeFeed(timedStore, sealers, watcher) })
   })
   return app
 }

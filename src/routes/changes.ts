@@ -2,12 +2,9 @@ import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebo
 import type { ServingStore } from '../store/store.js'
 import { FolderChanges, type FolderChangesBody } from '../schemas/changes.js'
 import { ChangesQuery } from '../schemas/changes-query.js'
-import { Problem } from '../schemas/problem.js'
 import { refTo } from '../schemas/ref.js'
 import { authenticate, sessionOf } from '../http/auth.js'
-import { feedProblem } from '../http/feed-problems.js'
-import { JSON_CONTENT_TYPE, serializedText } from '../http/serialized.js'
-import { problems } from '../http/problems.js'
+import { feedResponses, sendFeedAnswer } from '../http/feed-answer.js'
 import { refuseOtherMethods } from '../http/method-not-allowed.js'
 import { changesRequest, type ChangesFeed } from '../feed/changes.js'
 import { LIST_PATH } from './folders.js'
@@ -25,9 +22,6 @@ export interface ChangesRouteOptions {
 
 const CHANGES_METHODS = ['GET', 'HEAD']
 
-/** Every answer is a fresh read of a moving feed: nothing may store or reuse it. */
-export const CHANGES_CACHE_CONTROL = 'no-store'
-
 export const changesSchema = {
   summary: 'Changes to the direct sub-folders of a folder (or of the root) since a cursor',
   description:
@@ -36,17 +30,7 @@ export const changesSchema = {
   tags: ['folders'],
   security: [{ sessionCookie: [] }],
   querystring: ChangesQuery,
-  response: {
-    200: refTo(FolderChanges),
-    400: refTo(Problem),
-    401: refTo(Problem),
-    403: refTo(Problem),
-    404: refTo(Problem),
-    410: refTo(Problem),
-    429: refTo(Problem),
-    500: refTo(Problem),
-    503: refTo(Problem),
-  },
+  response: feedResponses(refTo(FolderChanges)),
 }
 
 export const changesRoutes: FastifyPluginCallbackTypebox<ChangesRouteOptions> = (
@@ -58,41 +42,14 @@ export const changesRoutes: FastifyPluginCallbackTypebox<ChangesRouteOptions> = 
   // by the 200 schema, for all of them.
   const serialized = new WeakMap<FolderChangesBody, string>()
 
-  app.get(CHANGES_PATH, { schema: changesSchema, onRequest: authenticate(store) }, async (request, reply) => {
-    // A client that goes away frees its slot at once, not when its wait would have ended.
-    const gone = new AbortController()
-    const onClose = () => {
-      if (!reply.raw.writableFinished) gone.abort()
-    }
-    reply.raw.once('close', onClose)
-    try {
-      // An answer now would be empty and invite an instant retry: 503 with Retry-After.
-      if (app.drainState.draining) throw problems.shuttingDown()
-      const result = await feed.follow(request.sessionUser, changesRequest(request.query), {
-        signal: gone.signal,
+  app.get(CHANGES_PATH, { schema: changesSchema, onRequest: authenticate(store) }, (request, reply) =>
+    sendFeedAnswer(app, reply, serialized, (signal) =>
+      feed.follow(request.sessionUser, changesRequest(request.query), {
+        signal,
         session: sessionOf(store, request),
-      })
-      switch (result.outcome) {
-        case 'parent-not-found':
-        case 'cursor-invalid':
-        case 'expired':
-        case 'busy':
-        case 'session-ended':
-        case 'frozen':
-          throw feedProblem(result)
-        case 'answer': {
-          let text = serialized.get(result.body)
-          if (text === undefined) {
-            text = serializedText(reply, result.body)
-            serialized.set(result.body, text)
-          }
-          return reply.header('cache-control', CHANGES_CACHE_CONTROL).type(JSON_CONTENT_TYPE).send(text)
-        }
-      }
-    } finally {
-      reply.raw.off('close', onClose)
-    }
-  })
+      }),
+    ),
+  )
 
   refuseOtherMethods(app, CHANGES_PATH, CHANGES_METHODS)
   done()

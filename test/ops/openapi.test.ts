@@ -47,6 +47,7 @@ interface OpenApiDoc {
 
 const LIST = '/v1/folders'
 const CHANGES = '/v1/folders/changes'
+const TREE = '/v1/folders/tree'
 
 describe('OpenAPI document', () => {
   let seeded: Seeded
@@ -74,12 +75,14 @@ describe('OpenAPI document', () => {
     assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2))
   })
 
-  it('describes GET /v1/folders and its changes only: health, readiness, metrics, docs and the 405 catch-all are hidden', () => {
-    assert.deepEqual(Object.keys(doc.paths), [LIST, CHANGES])
+  it('describes GET /v1/folders, its changes and the folder tree only: health, readiness, metrics, docs and the 405 catch-all are hidden', () => {
+    assert.deepEqual(Object.keys(doc.paths), [LIST, CHANGES, TREE])
     assert.deepEqual(Object.keys(doc.paths[LIST] ?? {}), ['get'])
     assert.deepEqual(Object.keys(doc.paths[CHANGES] ?? {}), ['get'])
+    assert.deepEqual(Object.keys(doc.paths[TREE] ?? {}), ['get'])
     assert.equal(operation.operationId, 'listFolders')
     assert.equal(doc.paths[CHANGES]?.get?.operationId, 'listFolderChanges')
+    assert.equal(doc.paths[TREE]?.get?.operationId, 'followFolderTree')
   })
 
   it('is generated from the route schemas: its query parameters and component fields are the schemas’ own', () => {
