@@ -71,6 +71,13 @@ const RESPONSE_DOCS: Record<string, ResponseDoc> = {
   },
 }
 
+/** The 429 of the feeds, whose held requests are bounded too. */
+const HELD_REQUEST_REFUSED: ResponseDoc = {
+  description:
+    'RATE_LIMITED: too many requests for this session (or address), or too many requests held (wait) in this process',
+  headers: { 'Retry-After': header('Seconds to wait', { type: 'integer' }), ...RATE_LIMIT_HEADERS },
+}
+
 /** Routes whose answers differ from the listing's (by operationId); they have no 304. */
 const ROUTE_RESPONSE_DOCS: Record<string, Record<string, ResponseDoc>> = {
   listFolderChanges: {
@@ -85,11 +92,22 @@ const ROUTE_RESPONSE_DOCS: Record<string, Record<string, ResponseDoc>> = {
     410: {
       description: 'CURSOR_EXPIRED: the changes after the cursor are no longer kept; list the folder again',
     },
-    429: {
-      description:
-        'RATE_LIMITED: too many requests for this session (or address), or too many requests held (wait) in this process',
-      headers: { 'Retry-After': header('Seconds to wait', { type: 'integer' }), ...RATE_LIMIT_HEADERS },
+    429: HELD_REQUEST_REFUSED,
+  },
+  followFolderTree: {
+    200: {
+      description: 'The next entries of the download, then of the changes since it began',
+      headers: { 'Cache-Control': header('`no-store`'), ...REQUEST_ID, ...RATE_LIMIT_HEADERS },
     },
+    400: {
+      description:
+        'INVALID_INPUT: root, limit or wait is malformed, or cursor is not a tree cursor this deployment made for this user and root (`detail` names the parameter)',
+    },
+    404: { description: 'NOT_FOUND: root is not a live folder of this user' },
+    410: {
+      description: 'CURSOR_EXPIRED: the changes after the cursor are no longer kept; start a new download',
+    },
+    429: HELD_REQUEST_REFUSED,
   },
 }
 

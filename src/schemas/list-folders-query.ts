@@ -62,4 +62,6 @@ export const PARAMETER_RULES = {
     'must be a continuation token exactly as this service wrote it into a Link header, for the same user and folder, given once',
   /** GET /v1/folders/changes only */
   wait: 'must be a whole number of seconds from 0 to 60 in decimal digits, given once',
+  /** GET /v1/folders/tree only */
+  root: 'must be a UUID in 8-4-4-4-12 hex form, given once',
 } as const satisfies Record<string, string>
