@@ -190,6 +190,37 @@ for (const backend of allBackends()) {
         const upserted = entries.flatMap((e) => (e.type === 'upsert' ? [e.folder.id] : []))
         assert.deepEqual(upserted.sort(), [a, ...grandchildren].sort())
       })
+      it('entries apply in order: a folder moved out from under one then deleted, renamed after, keeps its subtree', async () => {
+        // Collapsing the rename onto the move's entry, at the end of the answer, would send
+        // the remove of the old parent first: applied in order, it takes the subtree along.
+        const root = await folder(null, 'root')
+        const y = await folder(root, 'y')
+        const x = await folder(y, 'x')
+        const z = await folder(x, 'z')
+        const { cursor } = await drain(root, null, 10)
+        await sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', root, x)
+        await sql.run(`UPDATE folders SET is_deleted = ${sql.true} WHERE id = ?`, y)
+        await sql.run('UPDATE folders SET name = ? WHERE id = ?', 'x renamed', x)
+        const held = new Map<string, string | null>([
+          [y, root],
+          [x, y],
+          [z, x],
+        ])
+        for (const entry of (await drain(root, cursor, 10)).entries) {
+          if (entry.type === 'upsert') held.set(entry.folder.id, entry.folder.folder_id)
+          if (entry.type !== 'remove') continue
+          const gone = new Set([entry.id])
+          for (const [id, parent] of held) if (parent !== null && gone.has(parent)) gone.add(id)
+          for (const id of gone) held.delete(id)
+        }
+        assert.deepEqual(
+          [...held].sort(),
+          [
+            [x, root],
+            [z, x],
+          ].sort(),
+        )
+      })
     })
 
     describe('reset, deletion, wait', () => {
