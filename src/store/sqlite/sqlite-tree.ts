@@ -26,7 +26,7 @@ const IN_TREE = `
     SELECT folder_id FROM folders
      WHERE id = $id AND owner_id = $owner AND is_deleted = 0 AND id IS NOT $root
     UNION
-    SELECT p.folder_id FROM up JOIN folders AS p ON p.id = up.parent
+    SELECT p.folder_id FROM up CROSS JOIN folders AS p ON p.id = up.parent
      WHERE p.owner_id = $owner AND p.is_deleted = 0 AND up.parent IS NOT $root
   )
   SELECT f.id, f.name, f.folder_id, f.created_at, f.updated_at FROM folders AS f
@@ -35,18 +35,20 @@ const IN_TREE = `
 /**
  * The subtree below $top ($top NULL with $root NULL: the user's root), in (depth, id) order
  * after ($depth, $after), at most $limit. Descendants of a folder in the tree cannot form a
- * cycle (each one's parents lead up to it); $root is never walked into again.
+ * cycle (each one's parents lead up to it); $root is never walked into again. CROSS JOIN
+ * keeps SQLite's join order (each step seeks the listing index by parent; left free, the
+ * planner scanned all the owner's folders per step: 6 s per page of a 10,100-folder tree).
  */
 const SUBTREE = `
   WITH RECURSIVE down(id, depth) AS (
     SELECT id, 1 FROM folders
      WHERE folder_id IS $top AND owner_id = $owner AND is_deleted = 0 AND id IS NOT $root
     UNION ALL
-    SELECT c.id, down.depth + 1 FROM down JOIN folders AS c ON c.folder_id = down.id
+    SELECT c.id, down.depth + 1 FROM down CROSS JOIN folders AS c ON c.folder_id = down.id
      WHERE c.owner_id = $owner AND c.is_deleted = 0 AND c.id IS NOT $root
   )
   SELECT f.id, f.name, f.folder_id, f.created_at, f.updated_at, down.depth
-    FROM down JOIN folders AS f ON f.id = down.id
+    FROM down CROSS JOIN folders AS f ON f.id = down.id
    WHERE (down.depth, down.id) > ($depth, $after)
    ORDER BY down.depth, down.id LIMIT $limit`
 
