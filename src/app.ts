@@ -34,6 +34,8 @@ import { ChangesFeed } from './feed/changes.js'
 import { ChangeWatcher } from './feed/watcher.js'
 import { changesRoutes } from './routes/changes.js'
 import { DEFAULT_EVENT_STREAM_OPTIONS, type EventStreamOptions } from './http/event-stream.js'
+import { TreeFeed } from './feed/tree.js'
+import { treeRoutes } from './routes/tree.js'
 
 /**
  * The whole HTTP application, built without listening: server.ts gives it
@@ -185,6 +187,7 @@ export async function buildApp({
       feed: new ChangesFeed(timedStore, sealers, watcher),
       eventStream: { ...DEFAULT_EVENT_STREAM_OPTIONS, ...config.eventStream },
     })
+    await api.register(treeRoutes, { store: timedStore, feed: new TreeFeed(timedStore, sealers, watcher) })
   })
   return app
 }

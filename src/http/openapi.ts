@@ -6,7 +6,7 @@ import { CACHE_CONTROL } from './conditional-get.js'
 import { REQUEST_ID_PATTERN } from './request-id.js'
 import { EXAMPLES, SUCCESS_EXAMPLES } from './openapi-examples.js'
 import { documentedInteger } from '../schemas/bounded.js'
-import { CHANGES_CACHE_CONTROL } from '../routes/changes.js'
+import { FEED_CACHE_CONTROL } from './feed-answer.js'
 import { PACKAGE_VERSION } from '../package-version.js'
 import { EVENT_STREAM_TYPE } from './event-stream.js'
 
@@ -165,13 +165,20 @@ const RESPONSE_DOCS: Record<string, ResponseDoc> = {
   },
 }
 
+/** The 429 of the feeds, whose held requests are bounded too. */
+const HELD_REQUEST_REFUSED: ResponseDoc = {
+  description:
+    'RATE_LIMITED: too many requests for this session (or address), or too many requests held (wait) in this process',
+  headers: { ...RETRY_AFTER },
+}
+
 /** Routes whose answers differ from the listing's (by operationId); they have no 304. */
 const ROUTE_RESPONSE_DOCS: Record<string, Record<string, ResponseDoc>> = {
   listFolderChanges: {
     200: {
       description:
         'Changes since the cursor (or none, and a fresh cursor); with `Accept: text/event-stream`, a stream of them',
-      headers: { 'Cache-Control': fixed('Never stored', CHANGES_CACHE_CONTROL), ...REQUEST_ID },
+      headers: { 'Cache-Control': fixed('Never stored', FEED_CACHE_CONTROL), ...REQUEST_ID },
       alternatives: FEED_EVENT_STREAM,
     },
     400: {
@@ -181,11 +188,22 @@ const ROUTE_RESPONSE_DOCS: Record<string, Record<string, ResponseDoc>> = {
     410: {
       description: 'CURSOR_EXPIRED: the changes after the cursor are no longer kept; list the folder again',
     },
-    429: {
-      description:
-        'RATE_LIMITED: too many requests for this session (or address), or too many requests held (wait) in this process',
-      headers: { ...RETRY_AFTER },
+    429: HELD_REQUEST_REFUSED,
+  },
+  followFolderTree: {
+    200: {
+      description: 'The next entries of the download, then of the changes since it began',
+      headers: { 'Cache-Control': fixed('Never stored', FEED_CACHE_CONTROL), ...REQUEST_ID },
     },
+    400: {
+      description:
+        'INVALID_INPUT: root, limit or wait is malformed, or cursor is not a tree cursor this deployment made for this user and root (`detail` names the parameter)',
+    },
+    404: { description: 'NOT_FOUND: root is not a live folder of this user' },
+    410: {
+      description: 'CURSOR_EXPIRED: the changes after the cursor are no longer kept; start a new download',
+    },
+    429: HELD_REQUEST_REFUSED,
   },
   checkHealth: { 200: { description: 'The process is up' } },
   checkReadiness: {

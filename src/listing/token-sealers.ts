@@ -1,13 +1,16 @@
 import type { ServingStore } from '../store/store.js'
 import { ChangesCursors } from '../feed/changes-cursor.js'
+import { TreeCursors } from '../feed/tree-cursor.js'
 import { CursorSealer } from './cursor.js'
 
-/** The deployment's token sealers, both under the one cursor key kept in the database. */
+/** The deployment's token sealers, all under the one cursor key kept in the database. */
 export interface TokenSealers {
   /** continuation tokens of the listing's next and prev links */
   listing: CursorSealer
   /** changes cursors (the feed's and the listing's rel="changes" link) */
   changes: ChangesCursors
+  /** cursors of the folder tree feed */
+  tree: TreeCursors
 }
 
 /** Reads the deployment key once, shared by the listing and the feed (again after a failed read). */
@@ -18,7 +21,11 @@ export class DeploymentSealers {
 
   get(): Promise<TokenSealers> {
     this.pending ??= this.store.cursorKey().then(
-      (key) => ({ listing: new CursorSealer(key), changes: new ChangesCursors(key) }),
+      (key) => ({
+        listing: new CursorSealer(key),
+        changes: new ChangesCursors(key),
+        tree: new TreeCursors(key),
+      }),
       (error: unknown) => {
         this.pending = null
         throw error

@@ -3,11 +3,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ServingStore } from '../store/store.js'
 import { FolderChanges, type FolderChangesBody } from '../schemas/changes.js'
 import { CHANGES_PARAMETER_RULES, ChangesQuery, type ChangesQueryString } from '../schemas/changes-query.js'
-import { Problem } from '../schemas/problem.js'
 import { refTo } from '../schemas/ref.js'
 import { authenticate, sessionOf } from '../http/auth.js'
 import { feedProblem } from '../http/feed-problems.js'
-import { JSON_CONTENT_TYPE, serializedText } from '../http/serialized.js'
+import { serializedText } from '../http/serialized.js'
+import { feedResponses, sendFeedAnswer } from '../http/feed-answer.js'
 import { parameterProblems, problems } from '../http/problems.js'
 import { refuseOtherMethods } from '../http/method-not-allowed.js'
 import { changesRequest, type ChangesFeed, type FeedOutcome } from '../feed/changes.js'
@@ -52,9 +52,6 @@ function streamCursor(lastEventId: string | string[] | undefined, cursor: string
 
 const CHANGES_METHODS = ['GET', 'HEAD']
 
-/** Every answer is a fresh read of a moving feed: nothing may store or reuse it. */
-export const CHANGES_CACHE_CONTROL = 'no-store'
-
 export const changesSchema = {
   summary: 'Changes to the direct sub-folders of a folder (or of the root) since a cursor',
   description:
@@ -63,17 +60,7 @@ export const changesSchema = {
   tags: ['folders'],
   security: [{ sessionCookie: [] }],
   querystring: ChangesQuery,
-  response: {
-    200: refTo(FolderChanges),
-    400: refTo(Problem),
-    401: refTo(Problem),
-    403: refTo(Problem),
-    404: refTo(Problem),
-    410: refTo(Problem),
-    429: refTo(Problem),
-    500: refTo(Problem),
-    503: refTo(Problem),
-  },
+  response: feedResponses(refTo(FolderChanges)),
 }
 
 export const changesRoutes: FastifyPluginCallbackTypebox<ChangesRouteOptions> = (
@@ -151,25 +138,12 @@ export const changesRoutes: FastifyPluginCallbackTypebox<ChangesRouteOptions> = 
     if (app.drainState.draining) throw problems.shuttingDown()
     if (request.method === 'GET' && acceptsEventStream(request.headers.accept))
       return stream(request, reply, request.query)
-    // A client that goes away frees its slot at once, not when its wait would have ended.
-    const gone = new AbortController()
-    const onClose = () => {
-      if (!reply.raw.writableFinished) gone.abort()
-    }
-    reply.raw.once('close', onClose)
-    try {
-      const result = await feed.follow(request.sessionUser, changesRequest(request.query), {
-        signal: gone.signal,
+    return sendFeedAnswer(app, reply, serialized, CHANGES_PARAMETER_RULES, (signal) =>
+      feed.follow(request.sessionUser, changesRequest(request.query), {
+        signal,
         session: sessionOf(store, request),
-      })
-      if (result.outcome !== 'answer') throw outcomeProblem(result)
-      return reply
-        .header('cache-control', CHANGES_CACHE_CONTROL)
-        .type(JSON_CONTENT_TYPE)
-        .send(serialize(reply, result.body))
-    } finally {
-      reply.raw.off('close', onClose)
-    }
+      }),
+    )
   })
 
   refuseOtherMethods(app, CHANGES_PATH, CHANGES_METHODS)

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT, ChangesQuery } from './changes-query.js'
-import { ListFoldersQuery, POSITIVE_INT32_PATTERN } from './list-folders-query.js'
+import { Token } from './bounded.js'
+import { CHANGES_PARAMETER_RULES, ChangesQuery } from './changes-query.js'
+import { ListFoldersQuery, type ParameterRules } from './list-folders-query.js'
 
 // Apart from the body's schema (tree.ts), which the client and the browser build import:
 // the query's patterns come from server modules that need Node.
@@ -11,26 +12,29 @@ export const TreeQuery = Type.Object(
     root: Type.Optional(
       Type.String({
         pattern: ListFoldersQuery.properties.folder_id.pattern,
+        maxLength: 36,
         description: 'The folder whose subtree is followed (not the folder itself). Absent: the root.',
       }),
     ),
     cursor: Type.Optional(
-      Type.String({
-        pattern: ChangesQuery.properties.cursor.pattern,
+      Token({
         description:
           'Tree cursor, exactly as an earlier answer of this endpoint gave it, for the same user and root. Absent: start a new download.',
       }),
     ),
-    limit: Type.Optional(
-      Type.String({
-        pattern: POSITIVE_INT32_PATTERN,
-        description: `Most entries in one answer (decimal digits, 1 or more). Default ${DEFAULT_CHANGES_LIMIT}; above ${MAX_CHANGES_LIMIT} it is clamped to ${MAX_CHANGES_LIMIT}.`,
-        examples: ['100'],
-      }),
-    ),
+    // As the changes feed's: default 100, above 1000 clamped to 1000; wait 0 to 60 seconds.
+    limit: ChangesQuery.properties.limit,
     wait: ChangesQuery.properties.wait,
   },
   { additionalProperties: true },
 )
 
 export type TreeQueryString = Static<typeof TreeQuery>
+
+/** The 400 `detail` rules of this endpoint: its cursor comes from its own answers. */
+export const TREE_PARAMETER_RULES = {
+  ...CHANGES_PARAMETER_RULES,
+  root: 'must be a UUID in 8-4-4-4-12 hex form, given once',
+  cursor:
+    'must be a tree cursor exactly as an answer of this endpoint gave it, for the same user and root, given once',
+} as const satisfies ParameterRules

@@ -241,6 +241,80 @@ export type ChangesResult =
       present: ChangePosition
     }
 
+/** A folder's place in a tree download's order: its depth below the subtree read (1: a child), then id. */
+export interface TreeKey {
+  depth: number
+  id: string
+}
+
+/** What the tree feed (GET /v1/folders/tree) calls the tree: every folder below `rootId`. */
+interface TreeOf {
+  ownerId: string
+  /** the tree's root folder; null: the user's root */
+  rootId: string | null
+  /** as in ListFoldersQuery */
+  minGeneration?: number
+}
+
+export interface TreePageQuery extends TreeOf {
+  /**
+   * The folder whose subtree is read: null, the whole tree; otherwise a folder that should be
+   * in the tree (a folder that came back into it), whose subtree is then read
+   */
+  subtreeOf: string | null
+  /** read the folders strictly after this key; null: from the first */
+  after: TreeKey | null
+  /** most folders returned; the store reads one more to tell `more` exactly */
+  limit: number
+}
+
+export type TreePageResult =
+  /** rootId is not a live folder of ownerId, or ownerId is no user: checked first */
+  | { outcome: 'parent-not-found' }
+  | {
+      outcome: 'page'
+      /** in (depth, id) order; none when `subtreeOf` is not in the tree now */
+      folders: Array<FolderRow & { depth: number }>
+      more: boolean
+      owner: OwnerInfo
+      /** the owner's generation in the same snapshot: every later change is logged after it */
+      present: ChangePosition
+    }
+
+export interface TreeLogQuery extends TreeOf {
+  after: ChangePosition
+  /** most rows returned; the store reads one more to tell `more` exactly */
+  limit: number
+}
+
+/** One log row of the owner (any parent), with its folder's current place in the tree. */
+export type TreeLogRow =
+  | { kind: 'owner'; position: ChangePosition }
+  | {
+      kind: 'folder'
+      position: ChangePosition
+      id: string
+      /** the parent the row was logged under */
+      parentId: string | null
+      /** 0: the folder's state before the change; 1: a place it was not in before (migration 010) */
+      side: 0 | 1
+      /** its current state when it is in the tree now (live, the owner's, reachable from rootId); else null */
+      folder: FolderRow | null
+    }
+
+export type TreeLogResult =
+  | { outcome: 'parent-not-found' }
+  /** as ChangesResult's 'expired' */
+  | { outcome: 'expired' }
+  | {
+      outcome: 'log'
+      /** the owner's 'folder' and 'owner' rows after `after` in (generation, id) order, at most `limit` */
+      rows: TreeLogRow[]
+      more: boolean
+      owner: OwnerInfo
+      present: ChangePosition
+    }
+
 /**
  * What serving GET /v1/folders needs: the only part of the Store the HTTP app sees. Every
  * method is on the hot path of some request; keep it narrow.
@@ -304,6 +378,22 @@ export interface ServingStore {
    * (generation, id) order. With `after` null, no rows: only the present position.
    */
   readChanges(query: ChangesQuery): Promise<ChangesResult>
+
+  /**
+   * A page of the tree of `rootId` (the live folders of the owner reachable from it, not
+   * rootId itself), or of the subtree of one folder of that tree, in (depth, id) order after
+   * `after`, with the owner and the present position, in ONE snapshot. Each call walks the
+   * subtree from its top: its cost grows with the subtree, not only with the page.
+   */
+  readTreePage(query: TreePageQuery): Promise<TreePageResult>
+
+  /**
+   * The owner's log rows after `after` (every parent; 'folder' and 'owner' kinds), each
+   * folder's row with its current state when it is in the tree of `rootId` now (found by
+   * walking up from it), with the root check and the position's validity as readChanges, in
+   * ONE snapshot.
+   */
+  readTreeLog(query: TreeLogQuery): Promise<TreeLogResult>
 
   /**
    * The current listing generation of each existing user among `ownerIds`, in one

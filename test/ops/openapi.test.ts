@@ -50,6 +50,7 @@ interface OpenApiDoc {
 
 const LIST = '/v1/folders'
 const CHANGES = '/v1/folders/changes'
+const TREE = '/v1/folders/tree'
 
 describe('OpenAPI document', () => {
   let seeded: Seeded
@@ -77,11 +78,15 @@ describe('OpenAPI document', () => {
     assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2))
   })
 
-  it('describes the listing, its changes, health, readiness and metrics: docs and the 405 catch-all are hidden', () => {
-    assert.deepEqual(Object.keys(doc.paths).sort(), ['/healthz', '/metrics', '/readyz', LIST, CHANGES].sort())
+  it('describes the listing, its changes, the folder tree, health, readiness and metrics: docs and the 405 catch-all are hidden', () => {
+    assert.deepEqual(
+      Object.keys(doc.paths).sort(),
+      ['/healthz', '/metrics', '/readyz', LIST, CHANGES, TREE].sort(),
+    )
     for (const path of Object.keys(doc.paths)) assert.deepEqual(Object.keys(doc.paths[path] ?? {}), ['get'])
     assert.equal(operation.operationId, 'listFolders')
     assert.equal(doc.paths[CHANGES]?.get?.operationId, 'listFolderChanges')
+    assert.equal(doc.paths[TREE]?.get?.operationId, 'followFolderTree')
     for (const path of ['/healthz', '/readyz', '/metrics']) {
       assert.deepEqual(doc.paths[path]?.get?.security, [], `${path} needs no session`)
     }

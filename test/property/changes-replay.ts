@@ -2,13 +2,13 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
-import { appOver } from '../helpers/test-app.js'
 import { compareCodePoints } from '../../bench/code-points.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import type { Backend } from '../helpers/backends.js'
 import type { Store } from '../../src/store/store.js'
 import type { ModelFolderBody } from '../helpers/model.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
+import { insertLiveFolder, type RawSql } from '../helpers/raw-sql.js'
+import { assertOnRawSql } from './raw-sql-property.js'
 
 /**
  * The replay guarantee of the changes feed (docs/api.md "The replay guarantee") as a
@@ -218,9 +218,6 @@ export async function runReplayProperty(
   backend: Backend,
   options: { numRuns: number; maxOps: number },
 ): Promise<ReplayStats> {
-  const opened = await backend.open()
-  const app = await appOver(opened.store)
-  const sql = await openRawSql(opened.url)
   const stats: ReplayStats = {
     cases: 0,
     checks: 0,
@@ -228,20 +225,12 @@ export async function runReplayProperty(
     entries: { upsert: 0, remove: 0, owner: 0 },
     cutShort: 0,
   }
-  const seed = process.env.FC_SEED === undefined ? undefined : Number(process.env.FC_SEED)
-  try {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(opArb, { minLength: Math.ceil(options.maxOps / 2), maxLength: options.maxOps }),
-        (ops) => runCase(app, sql, ops, stats, opened.store),
-      ),
-      { numRuns: options.numRuns, ...(seed === undefined ? {} : { seed }) },
-    )
-  } finally {
-    await sql.close()
-    await app.close()
-    await opened.cleanup()
-  }
+  await assertOnRawSql(
+    backend,
+    options.numRuns,
+    fc.array(opArb, { minLength: Math.ceil(options.maxOps / 2), maxLength: options.maxOps }),
+    ({ app, sql, store }, ops) => runCase(app, sql, ops, stats, store),
+  )
   return stats
 }
 

@@ -21,6 +21,10 @@ import {
   type ReplicaRefusal,
   type SessionUser,
   type Store,
+  type TreeLogQuery,
+  type TreeLogResult,
+  type TreePageQuery,
+  type TreePageResult,
   type UserRecord,
 } from '../store.js'
 import { Connections, type Client, type PoolSettings } from './postgres-connections.js'
@@ -33,6 +37,7 @@ import { ReadRouter, type ReplicaSettings, type SnapshotGeneration } from './rea
 import { migratePostgres } from './postgres-migrations.js'
 import { changesResult, type LoggedChange } from '../change-rows.js'
 import { naturalKey } from '../../ordering/natural-key.js'
+import { readTreeLog, readTreePage, type RoutedQuery } from './postgres-tree.js'
 
 /**
  * The PostgreSQL backend (node-postgres), behaving exactly like SqliteStore: the Store
@@ -682,6 +687,25 @@ export class PostgresStore implements Store {
       return [{ kind: 'folder', id, generation, folderId, folder }]
     })
     return changesResult(read, limit, owner, present)
+  }
+
+  /** The tree's statements, read where readChanges reads. */
+  private readonly treeQuery: RoutedQuery = (statement, minGeneration) =>
+    this.routed(statement, (row) => row.present, minGeneration)
+
+  readTreePage(query: TreePageQuery): Promise<TreePageResult> {
+    const { ownerId, rootId, subtreeOf, after } = query
+    const ids = [ownerId, rootId, subtreeOf, after?.id ?? null]
+    // Any other string names no row (see isStoredId) and must not reach a uuid parameter.
+    if (!ids.every((id) => id === null || isStoredId(id)))
+      return Promise.resolve({ outcome: 'parent-not-found' })
+    return readTreePage(this.treeQuery, query)
+  }
+
+  readTreeLog(query: TreeLogQuery): Promise<TreeLogResult> {
+    if (![query.ownerId, query.rootId].every((id) => id === null || isStoredId(id)))
+      return Promise.resolve({ outcome: 'parent-not-found' })
+    return readTreeLog(this.treeQuery, query)
   }
 
   async ownerGenerations(ownerIds: readonly string[]): Promise<Map<string, number>> {

@@ -17,6 +17,10 @@ import {
   type MoveOutcome,
   type SessionUser,
   type Store,
+  type TreeLogQuery,
+  type TreeLogResult,
+  type TreePageQuery,
+  type TreePageResult,
   type UserRecord,
 } from '../store.js'
 import { migrateSqlite } from './sqlite-migrations.js'
@@ -27,6 +31,7 @@ import { importIntoSqlite } from './sqlite-import.js'
 import { openSqliteDatabase, type SqliteSettings } from './sqlite-connections.js'
 import { changesResult, type LoggedChange } from '../change-rows.js'
 import { naturalKey } from '../../ordering/natural-key.js'
+import { prepareTreeStatements, readTreeLogNow, readTreePageNow, type TreeStatements } from './sqlite-tree.js'
 
 type Row = Record<string, unknown>
 
@@ -220,6 +225,9 @@ export class SqliteStore implements Store {
   private listing: ((query: ListFoldersQuery) => FolderPage | null) | undefined
   private changes: ((query: ChangesQuery) => ChangesResult) | undefined
   private changeStatements: ChangeStatements | undefined
+  private treeStatements: TreeStatements | undefined
+  private treePage: ((query: TreePageQuery) => TreePageResult) | undefined
+  private treeLog: ((query: TreeLogQuery) => TreeLogResult) | undefined
   /** pruneChanges goes on from this owner id (see there) */
   private pruneFrom = ''
 
@@ -383,6 +391,22 @@ export class SqliteStore implements Store {
             },
     )
     return changesResult(read, limit, info, owner.listing_generation)
+  }
+
+  private get tree(): TreeStatements {
+    const changes = (this.changeStatements ??= prepareChangeStatements(this.db))
+    return (this.treeStatements ??= prepareTreeStatements(this.db, changes.valid))
+  }
+
+  readTreePage(query: TreePageQuery): Promise<TreePageResult> {
+    // One read transaction: the page, the owner and the present position agree.
+    const read = (this.treePage ??= this.db.transaction((q: TreePageQuery) => readTreePageNow(this.tree, q)))
+    return this.run(() => read(query))
+  }
+
+  readTreeLog(query: TreeLogQuery): Promise<TreeLogResult> {
+    const read = (this.treeLog ??= this.db.transaction((q: TreeLogQuery) => readTreeLogNow(this.tree, q)))
+    return this.run(() => read(query))
   }
 
   ownerGenerations(ownerIds: readonly string[]): Promise<Map<string, number>> {

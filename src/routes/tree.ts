@@ -1,0 +1,50 @@
+import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox'
+import type { ServingStore } from '../store/store.js'
+import { FolderTree, TREE_PATH, type FolderTreeBody } from '../schemas/tree.js'
+import { TREE_PARAMETER_RULES, TreeQuery } from '../schemas/tree-query.js'
+import { parameterProblems } from '../http/problems.js'
+import { refTo } from '../schemas/ref.js'
+import { authenticate, sessionOf } from '../http/auth.js'
+import { feedResponses, sendFeedAnswer } from '../http/feed-answer.js'
+import { refuseOtherMethods } from '../http/method-not-allowed.js'
+import { treeRequest, type TreeFeed } from '../feed/tree.js'
+
+/** GET /v1/folders/tree: a user's folder tree below a root, downloaded then followed on one cursor. */
+
+export interface TreeRouteOptions {
+  /** authenticates every request (the session lookup also reads the listing generation) */
+  store: Pick<ServingStore, 'findSessionUser'>
+  feed: TreeFeed
+}
+
+const TREE_METHODS = ['GET', 'HEAD']
+
+export const treeSchema = {
+  summary: 'The folder tree below a folder (or the root): downloaded, then followed',
+  description:
+    'Without a cursor, the tree as upsert entries (a folder never before its parent), then the changes since the download began: upsert (with previous_folder_id when moved), remove (the folder and its subtree left the tree) and owner entries. With `wait`, held until a change commits.',
+  operationId: 'followFolderTree',
+  tags: ['folders'],
+  security: [{ sessionCookie: [] }],
+  querystring: TreeQuery,
+  response: feedResponses(refTo(FolderTree)),
+}
+
+export const treeRoutes: FastifyPluginCallbackTypebox<TreeRouteOptions> = (app, { store, feed }, done) => {
+  const serialized = new WeakMap<FolderTreeBody, string>()
+  const routeOptions = {
+    schema: treeSchema,
+    schemaErrorFormatter: parameterProblems(TREE_PARAMETER_RULES),
+    onRequest: authenticate(store),
+  }
+  app.get(TREE_PATH, routeOptions, (request, reply) =>
+    sendFeedAnswer(app, reply, serialized, TREE_PARAMETER_RULES, (signal) =>
+      feed.follow(request.sessionUser, treeRequest(request.query), {
+        signal,
+        session: sessionOf(store, request),
+      }),
+    ),
+  )
+  refuseOtherMethods(app, TREE_PATH, TREE_METHODS)
+  done()
+}

@@ -1,0 +1,141 @@
+import type Database from 'better-sqlite3'
+import type {
+  FolderRow,
+  OwnerInfo,
+  TreeLogQuery,
+  TreeLogResult,
+  TreeLogRow,
+  TreePageQuery,
+  TreePageResult,
+} from '../store.js'
+import { ALL_ROWS } from '../store.js'
+
+/**
+ * The folder tree's reads on SQLite (Store.readTreePage, Store.readTreeLog), each run by the
+ * adapter inside one read transaction. A folder is in the tree of $root when it is live, the
+ * owner's, not $root itself, and its parent is $root (NULL: the user's root) or in the tree.
+ */
+
+/**
+ * $id's current state when it is in the tree of $root: walks up from it through live folders
+ * of $owner until a parent is $root. UNION drops a repeated (folder, parent) step, so a
+ * parent cycle written by hand ends the walk instead of looping.
+ */
+const IN_TREE = `
+  WITH RECURSIVE up(parent) AS (
+    SELECT folder_id FROM folders
+     WHERE id = $id AND owner_id = $owner AND is_deleted = 0 AND id IS NOT $root
+    UNION
+    SELECT p.folder_id FROM up CROSS JOIN folders AS p ON p.id = up.parent
+     WHERE p.owner_id = $owner AND p.is_deleted = 0 AND up.parent IS NOT $root
+  )
+  SELECT f.id, f.name, f.folder_id, f.created_at, f.updated_at FROM folders AS f
+   WHERE f.id = $id AND EXISTS (SELECT 1 FROM up WHERE parent IS $root)`
+
+/**
+ * The subtree below $top ($top NULL with $root NULL: the user's root), in (depth, id) order
+ * after ($depth, $after), at most $limit. Descendants of a folder in the tree cannot form a
+ * cycle (each one's parents lead up to it); $root is never walked into again. CROSS JOIN
+ * keeps SQLite's join order (each step seeks the listing index by parent; left free, the
+ * planner scanned all the owner's folders per step: 6 s per page of a 10,100-folder tree).
+ */
+const SUBTREE = `
+  WITH RECURSIVE down(id, depth) AS (
+    SELECT id, 1 FROM folders
+     WHERE folder_id IS $top AND owner_id = $owner AND is_deleted = 0 AND id IS NOT $root
+    UNION ALL
+    SELECT c.id, down.depth + 1 FROM down CROSS JOIN folders AS c ON c.folder_id = down.id
+     WHERE c.owner_id = $owner AND c.is_deleted = 0 AND c.id IS NOT $root
+  )
+  SELECT f.id, f.name, f.folder_id, f.created_at, f.updated_at, down.depth
+    FROM down CROSS JOIN folders AS f ON f.id = down.id
+   WHERE (down.depth, down.id) > ($depth, $after)
+   ORDER BY down.depth, down.id LIMIT $limit`
+
+const LOG = `
+  SELECT generation, id, kind, parent_id, folder_id FROM folder_changes
+   WHERE owner_id = $owner AND (generation, id) > ($generation, $row) AND kind IN ('folder', 'owner')
+   ORDER BY generation, id LIMIT $limit`
+
+interface OwnerRow extends OwnerInfo {
+  listing_generation: number
+}
+
+export interface TreeStatements {
+  owner: Database.Statement
+  liveFolder: Database.Statement
+  inTree: Database.Statement
+  subtree: Database.Statement
+  log: Database.Statement
+  valid: Database.Statement
+}
+
+export function prepareTreeStatements(db: Database.Database, valid: Database.Statement): TreeStatements {
+  return {
+    owner: db.prepare('SELECT id, username, avatar_url, listing_generation FROM users WHERE id = ?'),
+    liveFolder: db.prepare('SELECT 1 FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0').pluck(),
+    inTree: db.prepare(IN_TREE),
+    subtree: db.prepare(SUBTREE),
+    log: db.prepare(LOG),
+    valid,
+  }
+}
+
+/** The owner, when it exists and the tree's root is a live folder of theirs. */
+function treeOwner(s: TreeStatements, ownerId: string, rootId: string | null): OwnerRow | null {
+  const owner = s.owner.get(ownerId) as OwnerRow | undefined
+  if (owner === undefined) return null
+  if (rootId !== null && s.liveFolder.get(rootId, ownerId) === undefined) return null
+  return owner
+}
+
+const info = ({ id, username, avatar_url }: OwnerRow): OwnerInfo => ({ id, username, avatar_url })
+const presentOf = (owner: OwnerRow) => ({ generation: owner.listing_generation, row: ALL_ROWS })
+
+export function readTreePageNow(s: TreeStatements, q: TreePageQuery): TreePageResult {
+  const owner = treeOwner(s, q.ownerId, q.rootId)
+  if (owner === null) return { outcome: 'parent-not-found' }
+  const result = { outcome: 'page' as const, owner: info(owner), present: presentOf(owner) }
+  const tree = { owner: q.ownerId, root: q.rootId }
+  if (q.subtreeOf !== null && s.inTree.get({ ...tree, id: q.subtreeOf }) === undefined) {
+    return { ...result, folders: [], more: false }
+  }
+  const rows = s.subtree.all({
+    ...tree,
+    top: q.subtreeOf ?? q.rootId,
+    depth: q.after?.depth ?? 0,
+    after: q.after?.id ?? '',
+    limit: q.limit + 1,
+  }) as Array<FolderRow & { depth: number }>
+  return { ...result, folders: rows.slice(0, q.limit), more: rows.length > q.limit }
+}
+
+interface RawLogRow {
+  generation: number
+  id: number
+  kind: 'folder' | 'owner'
+  parent_id: string | null
+  folder_id: string | null
+}
+
+export function readTreeLogNow(s: TreeStatements, q: TreeLogQuery): TreeLogResult {
+  const owner = treeOwner(s, q.ownerId, q.rootId)
+  if (owner === null) return { outcome: 'parent-not-found' }
+  if (s.valid.get({ owner: q.ownerId, generation: q.after.generation }) !== 1) return { outcome: 'expired' }
+  const raw = s.log.all({
+    owner: q.ownerId,
+    generation: q.after.generation,
+    row: q.after.row,
+    limit: q.limit + 1,
+  }) as RawLogRow[]
+  const tree = { owner: q.ownerId, root: q.rootId }
+  const rows = raw.slice(0, q.limit).map((row): TreeLogRow => {
+    const position = { generation: row.generation, row: row.id }
+    if (row.kind === 'owner') return { kind: 'owner', position }
+    const id = row.folder_id as string
+    const folder = (s.inTree.get({ ...tree, id }) as FolderRow | undefined) ?? null
+    // A generation's rows are numbered by their side (migration 010): 0 old, 1 new.
+    return { kind: 'folder', position, id, parentId: row.parent_id, side: row.id === 0 ? 0 : 1, folder }
+  })
+  return { outcome: 'log', rows, more: raw.length > q.limit, owner: info(owner), present: presentOf(owner) }
+}

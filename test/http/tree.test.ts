@@ -1,0 +1,262 @@
+import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
+import { after, before, describe, it } from 'node:test'
+import type { LightMyRequestResponse } from 'fastify'
+import { allBackends } from '../helpers/backends.js'
+import { UNKNOWN_ID, folders, loadDocument, seededApp, sessions, users } from '../helpers/contract-data.js'
+import { request, type TestApp } from '../helpers/test-app.js'
+import { JSON_TYPE, assertProblem, assertUnauthorized, header } from '../helpers/http-asserts.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
+
+/**
+ * GET /v1/folders/tree over HTTP (docs/api.md "GET /v1/folders/tree"): the checks and their
+ * order, cursors bound to user and root, limit, a quiet download parents first, the entries
+ * of a move and a removal, 410 after an import, 404 once the root is gone, and wait. The
+ * replay guarantee itself is test/property/tree-replay.test.ts.
+ */
+
+const PATH = '/v1/folders/tree'
+
+type Entry =
+  | {
+      type: 'upsert'
+      folder: { id: string; folder_id: string | null; name: string }
+      previous_folder_id?: string | null
+    }
+  | { type: 'remove'; id: string; folder_id: string | null }
+  | { type: 'owner'; owner: { username: string } }
+interface TreeJson {
+  changes: Entry[]
+  cursor: string
+  has_more: boolean
+}
+
+function assertInvalidParam(res: LightMyRequestResponse, param: string) {
+  const problem = assertProblem(res, 400, 'INVALID_INPUT')
+  assert.ok(problem.detail.includes(`'${param}'`), `detail names ${param}: ${problem.detail}`)
+}
+
+for (const backend of allBackends()) {
+  describe(`${backend.name}: GET /v1/folders/tree`, { skip: backend.skip }, () => {
+    let t: TestApp
+    let sql: RawSql
+    before(async () => {
+      t = await seededApp(backend)
+      sql = await openRawSql(t.url)
+    })
+    after(async () => {
+      await sql?.close()
+      await t?.close()
+    })
+
+    const tree = (query: string, session = sessions.aliceLive.id) =>
+      request(t.app, { url: PATH, session, query })
+    async function ok(query: string, session?: string): Promise<TreeJson> {
+      const res = await tree(query, session)
+      assert.equal(res.statusCode, 200, res.payload)
+      assert.equal(header(res, 'content-type'), JSON_TYPE)
+      assert.equal(header(res, 'cache-control'), 'no-store')
+      return JSON.parse(res.payload) as TreeJson
+    }
+    const folder = async (parent: string | null, name = 'f') => {
+      const id = randomUUID()
+      await insertLiveFolder(sql, { id, name, parent, owner: users.alice.id, at: Date.now() })
+      return id
+    }
+    /** A root with two children and three grandchildren under the first. */
+    async function smallTree() {
+      const root = await folder(null, 'root')
+      const [a, b] = [await folder(root, 'a'), await folder(root, 'b')]
+      const grandchildren = [await folder(a, 'a1'), await folder(a, 'a2'), await folder(a, 'a3')]
+      return { root, a, b, grandchildren }
+    }
+    /** Every answer from `cursor` on until has_more is false, each checked against `limit`. */
+    async function drain(root: string, cursor: string | null, limit = 2) {
+      const answers: TreeJson[] = []
+      for (let i = 0; i < 100; i++) {
+        const answer = await ok(`root=${root}&limit=${limit}${cursor === null ? '' : `&cursor=${cursor}`}`)
+        assert.ok(answer.changes.length <= limit, `${answer.changes.length} entries, limit ${limit}`)
+        answers.push(answer)
+        cursor = answer.cursor
+        if (!answer.has_more) return { answers, cursor, entries: answers.flatMap((a) => a.changes) }
+      }
+      throw new Error('the feed never reached the present')
+    }
+
+    describe('checks, in the listing order', () => {
+      it('401 without or with a bad session, before any parameter check', async () => {
+        assertUnauthorized(await request(t.app, { url: PATH, query: 'limit=0' }))
+        assertUnauthorized(await tree('wait=99', randomUUID()))
+      })
+
+      it('403 for a frozen account, before parameters', async () => {
+        assertProblem(await tree('limit=0', sessions.carolLive.id), 403, 'FROZEN_ACCOUNT')
+      })
+
+      it('400 naming each malformed or repeated parameter', async () => {
+        for (const [query, param] of [
+          ['root=nope', 'root'],
+          ['root=', 'root'],
+          [`root=${UNKNOWN_ID}&root=${UNKNOWN_ID}`, 'root'],
+          ['limit=0', 'limit'],
+          ['limit=1e2', 'limit'],
+          ['limit=1&limit=2', 'limit'],
+          ['wait=61', 'wait'],
+          ['wait=1.5', 'wait'],
+          ['cursor=', 'cursor'],
+          ['cursor=not%20a%20token', 'cursor'],
+        ] as const) {
+          assertInvalidParam(await tree(query), param)
+        }
+      })
+
+      it('400 for a cursor of another root, another user, the changes feed, or forged', async () => {
+        const { root } = await smallTree()
+        const { cursor } = await ok(`root=${root}`)
+        assertInvalidParam(await tree(`cursor=${cursor}`), 'cursor') // the user's root
+        assertInvalidParam(await tree(`root=${folders.nested.id}&cursor=${cursor}`), 'cursor')
+        assertInvalidParam(await tree(`root=${root}&cursor=${cursor}`, sessions.bobLive.id), 'cursor')
+        const changes = await request(t.app, {
+          url: '/v1/folders/changes',
+          session: sessions.aliceLive.id,
+          query: `folder_id=${root}`,
+        })
+        const changesCursor = (JSON.parse(changes.payload) as TreeJson).cursor
+        assertInvalidParam(await tree(`root=${root}&cursor=${changesCursor}`), 'cursor')
+        const forged = cursor.slice(0, -2) + (cursor.endsWith('AA') ? 'BA' : 'AA')
+        assertInvalidParam(await tree(`root=${root}&cursor=${forged}`), 'cursor')
+      })
+
+      it('404 for an unknown, foreign or deleted root, the same body', async () => {
+        const unknown = assertProblem(await tree(`root=${UNKNOWN_ID}`), 404, 'NOT_FOUND')
+        const foreign = assertProblem(
+          await tree(`root=${folders.nested.id}`, sessions.bobLive.id),
+          404,
+          'NOT_FOUND',
+        )
+        const deleted = assertProblem(await tree(`root=${folders.deletedRoot.id}`), 404, 'NOT_FOUND')
+        assert.equal(unknown.detail, foreign.detail)
+        assert.equal(unknown.detail, deleted.detail)
+      })
+
+      it('405 for other methods', async () => {
+        const res = await request(t.app, { url: PATH, method: 'POST', session: sessions.aliceLive.id })
+        assertProblem(res, 405, 'METHOD_NOT_ALLOWED')
+      })
+    })
+
+    describe('download and follow', () => {
+      it('a quiet download: within limit, parents before children, exactly the tree, then nothing', async () => {
+        const { root, a, b, grandchildren } = await smallTree()
+        const { answers, cursor, entries } = await drain(root, null, 2)
+        assert.ok(answers.length >= 3 && answers.slice(0, -1).every((x) => x.has_more))
+        const seen = new Set<string>([root])
+        for (const entry of entries) {
+          assert.equal(entry.type, 'upsert')
+          if (entry.type !== 'upsert') continue
+          assert.ok(seen.has(entry.folder.folder_id as string), `${entry.folder.name} came before its parent`)
+          assert.equal(entry.previous_folder_id, undefined)
+          seen.add(entry.folder.id)
+        }
+        assert.deepEqual([...seen].sort(), [root, a, b, ...grandchildren].sort())
+        assert.deepEqual((await drain(root, cursor)).entries, [])
+      })
+
+      it('a move within the tree carries the previous parent; a deletion removes with the parent it left', async () => {
+        const { root, a, b, grandchildren } = await smallTree()
+        const { cursor } = await drain(root, null, 10)
+        const [a1, a2] = grandchildren as [string, string, string]
+        await sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', b, a1)
+        await sql.run(`UPDATE folders SET is_deleted = ${sql.true} WHERE id = ?`, a2)
+        const { entries } = await drain(root, cursor, 10)
+        const moved = entries.find((e) => e.type === 'upsert' && e.folder.id === a1)
+        assert.deepEqual(moved?.type === 'upsert' && [moved.folder.folder_id, moved.previous_folder_id], [
+          b,
+          a,
+        ])
+        assert.deepEqual(
+          entries.find((e) => e.type === 'remove'),
+          { type: 'remove', id: a2, folder_id: a },
+        )
+      })
+
+      it('a subtree moved back in comes back whole', async () => {
+        const { root, a, grandchildren } = await smallTree()
+        const outside = await folder(null, 'outside')
+        await sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', outside, a)
+        const { cursor } = await drain(root, null, 10)
+        await sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', root, a)
+        const { entries } = await drain(root, cursor, 10)
+        const upserted = entries.flatMap((e) => (e.type === 'upsert' ? [e.folder.id] : []))
+        assert.deepEqual(upserted.sort(), [a, ...grandchildren].sort())
+      })
+      it('entries apply in order: a folder moved out from under one then deleted, renamed after, keeps its subtree', async () => {
+        // Collapsing the rename onto the move's entry, at the end of the answer, would send
+        // the remove of the old parent first: applied in order, it takes the subtree along.
+        const root = await folder(null, 'root')
+        const y = await folder(root, 'y')
+        const x = await folder(y, 'x')
+        const z = await folder(x, 'z')
+        const { cursor } = await drain(root, null, 10)
+        await sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', root, x)
+        await sql.run(`UPDATE folders SET is_deleted = ${sql.true} WHERE id = ?`, y)
+        await sql.run('UPDATE folders SET name = ? WHERE id = ?', 'x renamed', x)
+        const held = new Map<string, string | null>([
+          [y, root],
+          [x, y],
+          [z, x],
+        ])
+        for (const entry of (await drain(root, cursor, 10)).entries) {
+          if (entry.type === 'upsert') held.set(entry.folder.id, entry.folder.folder_id)
+          if (entry.type !== 'remove') continue
+          const gone = new Set([entry.id])
+          for (const [id, parent] of held) if (parent !== null && gone.has(parent)) gone.add(id)
+          for (const id of gone) held.delete(id)
+        }
+        assert.deepEqual(
+          [...held].sort(),
+          [
+            [x, root],
+            [z, x],
+          ].sort(),
+        )
+      })
+    })
+
+    describe('reset, deletion, wait', () => {
+      it('410 CURSOR_EXPIRED after an import touching the owner; a new download works', async () => {
+        const { root } = await smallTree()
+        const { cursor } = await drain(root, null, 10)
+        await loadDocument(t.store, {
+          folders: [{ name: 'imported', folder_id: null, owner_id: users.alice.id }],
+        })
+        assertProblem(await tree(`root=${root}&cursor=${cursor}`), 410, 'CURSOR_EXPIRED')
+        assert.equal((await drain(root, null, 10)).entries.length, 5)
+      })
+
+      it('404 once the root is deleted', async () => {
+        const { root } = await smallTree()
+        const { cursor } = await drain(root, null, 10)
+        await sql.run(`UPDATE folders SET is_deleted = ${sql.true} WHERE id = ?`, root)
+        assertProblem(await tree(`root=${root}&cursor=${cursor}`), 404, 'NOT_FOUND')
+      })
+
+      it('wait: held while nothing is pending, answered after a raw-SQL commit', async () => {
+        const { root, b } = await smallTree()
+        const { cursor } = await drain(root, null, 10)
+        const started = Date.now()
+        const held = tree(`root=${root}&cursor=${cursor}&wait=20`)
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        const id = await folder(b, 'awaited')
+        const res = await held
+        assert.equal(res.statusCode, 200, res.payload)
+        const answer = JSON.parse(res.payload) as TreeJson
+        assert.deepEqual(
+          answer.changes.map((e) => (e.type === 'upsert' ? e.folder.id : e.type)),
+          [id],
+        )
+        assert.ok(Date.now() - started >= 300, 'it was held')
+      })
+    })
+  })
+}

@@ -1,0 +1,43 @@
+import fc from 'fast-check'
+import type { FastifyInstance } from 'fastify'
+import { appOver } from '../helpers/test-app.js'
+import type { Backend } from '../helpers/backends.js'
+import type { Store } from '../../src/store/store.js'
+import { openRawSql, type RawSql } from '../helpers/raw-sql.js'
+
+/**
+ * What the replay properties (changes-replay.ts, tree-replay.ts) run on: one fresh database
+ * per backend, the app over its store, and a second connection writing raw SQL. FC_SEED=<n>
+ * replays a failure.
+ */
+export interface PropertyRig {
+  app: FastifyInstance
+  sql: RawSql
+  store: Store
+}
+
+export async function assertOnRawSql<T>(
+  backend: Backend,
+  numRuns: number,
+  arbitrary: fc.Arbitrary<T>,
+  run: (rig: PropertyRig, value: T) => Promise<void>,
+): Promise<void> {
+  const opened = await backend.open()
+  const app = await appOver(opened.store)
+  const sql = await openRawSql(opened.url)
+  const rig = { app, sql, store: opened.store }
+  const seed = process.env.FC_SEED === undefined ? undefined : Number(process.env.FC_SEED)
+  try {
+    await fc.assert(
+      fc.asyncProperty(arbitrary, (value) => run(rig, value)),
+      {
+        numRuns,
+        ...(seed === undefined ? {} : { seed }),
+      },
+    )
+  } finally {
+    await sql.close()
+    await app.close()
+    await opened.cleanup()
+  }
+}

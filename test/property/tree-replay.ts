@@ -1,0 +1,321 @@
+import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
+import fc from 'fast-check'
+import type { FastifyInstance } from 'fastify'
+import { validateImport } from '../../src/import/validate-import.js'
+import type { Backend } from '../helpers/backends.js'
+import type { Store } from '../../src/store/store.js'
+import type { ModelFolderBody } from '../helpers/model.js'
+import { insertLiveFolder, type RawSql } from '../helpers/raw-sql.js'
+import { assertOnRawSql } from './raw-sql-property.js'
+
+/**
+ * The replay guarantee of the folder tree feed (docs/api.md "Folder tree") as a property:
+ * random raw-SQL writes on a second connection (create, rename, move within the tree, out of
+ * it and into it, under a folder's own subtree, delete and undelete of any folder with its
+ * subtree, row deletes, folders given to another user and back, username changes) interleave
+ * with a client that downloads the tree and follows it, with small limits (1 to 3) and
+ * larger ones (20). At every quiet
+ * point (has_more: false and nothing written since), the client's tree (upsert: put by id;
+ * remove: the id and everything below it; owner: set on every folder) must equal the tree
+ * reached by walking the listings from `root`, each folder byte for byte as its parent's
+ * listing shows it.
+ *
+ * Each case gets a fresh user (and a second one to give folders to), with `root` either a
+ * folder of theirs or their root; FC_SEED=<n> replays a failure.
+ */
+
+/** Where a folder is created or moved: a made folder (by pick), the tree's root, or outside it. */
+type Place = { kind: 'made'; pick: number } | { kind: 'root' } | { kind: 'outside' }
+
+type Op =
+  | { op: 'create'; place: Place; name: number }
+  | { op: 'rename'; pick: number; name: number }
+  | { op: 'move'; pick: number; place: Place }
+  | { op: 'delete'; pick: number }
+  | { op: 'undelete'; pick: number }
+  | { op: 'rowDelete'; pick: number }
+  | { op: 'giveAway'; pick: number }
+  | { op: 'giveBack'; place: Place }
+  | { op: 'username' }
+  | { op: 'read'; limit: number }
+  | { op: 'check' }
+
+const pick = fc.nat(40)
+const place: fc.Arbitrary<Place> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('made' as const), pick }) },
+  { weight: 2, arbitrary: fc.constant({ kind: 'root' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'outside' as const }) },
+)
+const NAMES = ['a', 'B', 'a', 'é', 'zz', 'Docs']
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ op: fc.constant('create' as const), place, name: fc.nat(5) }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('rename' as const), pick, name: fc.nat(5) }) },
+  { weight: 4, arbitrary: fc.record({ op: fc.constant('move' as const), pick, place }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('delete' as const), pick }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('undelete' as const), pick }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('rowDelete' as const), pick }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('giveAway' as const), pick }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('giveBack' as const), place }) },
+  { weight: 1, arbitrary: fc.constant({ op: 'username' as const }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({ op: fc.constant('read' as const), limit: fc.constantFrom(1, 2, 3, 3, 20) }),
+  },
+  { weight: 2, arbitrary: fc.constant({ op: 'check' as const }) },
+)
+
+type FolderJson = ModelFolderBody
+type Entry =
+  | { type: 'upsert'; folder: FolderJson; previous_folder_id?: string | null }
+  | { type: 'remove'; id: string; folder_id: string | null }
+  | { type: 'owner'; owner: FolderJson['owner'] }
+
+export interface TreeReplayStats {
+  cases: number
+  checks: number
+  writes: number
+  /** writes the database refused (a foreign key: a parent of another owner, a row with children) */
+  refused: number
+  entries: Record<Entry['type'], number>
+  moved: number
+  cutShort: number
+}
+
+const BASE_TIME = Date.parse('2026-02-01T00:00:00.000Z')
+
+/** The client's tree: remove takes the folder and everything below it, as the client knows it. */
+function applyEntry(tree: Map<string, FolderJson>, entry: Entry): void {
+  if (entry.type === 'upsert') tree.set(entry.folder.id, entry.folder)
+  else if (entry.type === 'owner') for (const f of tree.values()) f.owner = entry.owner
+  else {
+    const gone = new Set([entry.id])
+    for (let grew = true; grew;) {
+      grew = false
+      for (const f of tree.values()) {
+        if (!gone.has(f.id) && f.folder_id !== null && gone.has(f.folder_id)) {
+          gone.add(f.id)
+          grew = true
+        }
+      }
+    }
+    for (const id of gone) tree.delete(id)
+  }
+}
+
+async function runCase(
+  app: FastifyInstance,
+  sql: RawSql,
+  ops: Op[],
+  atUserRoot: boolean,
+  stats: TreeReplayStats,
+  store: Store,
+) {
+  const [owner, other, session] = [randomUUID(), randomUUID(), randomUUID()]
+  const [top, outside] = [randomUUID(), randomUUID()]
+  let usernames = 0
+  const username = () => `tree-${owner.slice(0, 8)}-${usernames++}`
+  await store.importData(
+    validateImport(
+      {
+        users: [
+          { id: owner, username: username(), email: null, avatar_url: null, password_hash: null },
+          {
+            id: other,
+            username: `other-${other.slice(0, 8)}`,
+            email: null,
+            avatar_url: null,
+            password_hash: null,
+          },
+        ],
+        sessions: [{ id: session, user_id: owner }],
+        folders: [
+          { id: top, name: 'top', folder_id: null, owner_id: owner },
+          { id: outside, name: 'outside', folder_id: null, owner_id: owner },
+        ],
+      },
+      Date.now(),
+    ),
+  )
+  const root = atUserRoot ? null : top
+  const headers = { cookie: `session_id=${session}` }
+  const get = async <T>(url: string): Promise<T> => {
+    const res = await app.inject({ url, headers })
+    assert.equal(res.statusCode, 200, `${url}: ${res.payload}`)
+    return res.json<T>()
+  }
+  const made: string[] = []
+  const given: string[] = []
+  const picked = (n: number) => made[n % Math.max(made.length, 1)]
+  const parentAt = (p: Place): string | null | undefined =>
+    p.kind === 'made' ? picked(p.pick) : p.kind === 'root' ? root : atUserRoot ? outside : null
+
+  const tree = new Map<string, FolderJson>()
+  let cursor: string | null = null
+  let dirty = true
+  const treeUrl = (limit: number) =>
+    `/v1/folders/tree?limit=${limit}${root === null ? '' : `&root=${root}`}${cursor === null ? '' : `&cursor=${cursor}`}`
+
+  const readOnce = async (limit: number): Promise<boolean> => {
+    const body = await get<{ changes: Entry[]; cursor: string; has_more: boolean }>(treeUrl(limit))
+    assert.ok(body.changes.length <= limit, `${body.changes.length} entries above limit ${limit}`)
+    const ids = body.changes.flatMap((e) =>
+      e.type === 'upsert' ? [e.folder.id] : e.type === 'remove' ? [e.id] : [],
+    )
+    assert.equal(new Set(ids).size, ids.length, 'a folder appears at most once in one answer')
+    for (const entry of body.changes) {
+      stats.entries[entry.type]++
+      if (entry.type === 'upsert' && entry.previous_folder_id !== undefined) stats.moved++
+      applyEntry(tree, entry)
+    }
+    if (body.has_more) stats.cutShort++
+    cursor = body.cursor
+    return body.has_more
+  }
+  /** The tree by its definition, walked through the listings from `root`. */
+  const listed = async () => {
+    const found: FolderJson[] = []
+    const queue: (string | null)[] = [root]
+    while (queue.length > 0) {
+      const parent = queue.shift() as string | null
+      for (let page = 1; ; page++) {
+        const body = await get<{ folders: FolderJson[]; total: number }>(
+          `/v1/folders?limit=100&page=${page}${parent === null ? '' : `&folder_id=${parent}`}`,
+        )
+        found.push(...body.folders)
+        queue.push(...body.folders.map((f) => f.id))
+        if (page * 100 >= body.total) break
+      }
+    }
+    return found
+  }
+  const byId = (a: FolderJson, b: FolderJson) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+  const quiet = async () => {
+    let more = true
+    // Small answers cut the history short; large ones hold many entries whose order matters.
+    for (let i = 0; more && i < 2000; i++) more = await readOnce(stats.checks % 2 === 0 ? 3 : 20)
+    assert.equal(more, false, 'the feed reaches the present')
+    assert.deepEqual([...tree.values()].sort(byId), (await listed()).sort(byId))
+    stats.checks++
+    dirty = false
+  }
+  const write = async (statement: string, ...params: unknown[]) => {
+    try {
+      await sql.run(statement, ...params)
+      return true
+    } catch {
+      stats.refused++
+      return false
+    }
+  }
+
+  for (const op of ops) {
+    const id = 'pick' in op ? picked(op.pick) : undefined
+    switch (op.op) {
+      case 'create': {
+        const parent = parentAt(op.place)
+        if (parent === undefined) continue
+        const newId = randomUUID()
+        made.push(newId)
+        await insertLiveFolder(sql, {
+          id: newId,
+          name: NAMES[op.name] as string,
+          parent,
+          owner,
+          at: BASE_TIME,
+        })
+        break
+      }
+      case 'rename':
+        if (
+          id === undefined ||
+          !(await write('UPDATE folders SET name = ? WHERE id = ?', NAMES[op.name], id))
+        )
+          continue
+        break
+      case 'move': {
+        const parent = parentAt(op.place)
+        if (id === undefined || parent === undefined || parent === id) continue
+        // Into its own subtree too: the folder and its subtree then hang from no root at all.
+        if (!(await write('UPDATE folders SET folder_id = ? WHERE id = ?', parent, id))) continue
+        break
+      }
+      case 'delete':
+      case 'undelete': {
+        const flag = op.op === 'delete' ? sql.true : sql.false
+        if (id === undefined || !(await write(`UPDATE folders SET is_deleted = ${flag} WHERE id = ?`, id)))
+          continue
+        break
+      }
+      case 'rowDelete':
+        if (id === undefined || !(await write('DELETE FROM folders WHERE id = ?', id))) continue
+        made.splice(made.indexOf(id), 1)
+        break
+      case 'giveAway':
+        // A parent must have the same owner: the folder goes to the other user's root.
+        if (
+          id === undefined ||
+          !(await write('UPDATE folders SET owner_id = ?, folder_id = NULL WHERE id = ?', other, id))
+        )
+          continue
+        made.splice(made.indexOf(id), 1)
+        given.push(id)
+        break
+      case 'giveBack': {
+        const back = given.shift()
+        const parent = parentAt(op.place)
+        if (back === undefined || parent === undefined) continue
+        if (
+          !(await write('UPDATE folders SET owner_id = ?, folder_id = ? WHERE id = ?', owner, parent, back))
+        ) {
+          given.push(back)
+          continue
+        }
+        made.push(back)
+        break
+      }
+      case 'username':
+        await sql.run('UPDATE users SET username = ? WHERE id = ?', username(), owner)
+        break
+      case 'read':
+        await readOnce(op.limit)
+        continue
+      case 'check':
+        if (dirty) await quiet()
+        continue
+    }
+    stats.writes++
+    dirty = true
+  }
+  await quiet()
+  stats.cases++
+}
+
+export async function runTreeReplayProperty(
+  backend: Backend,
+  options: { numRuns: number; maxOps: number },
+): Promise<TreeReplayStats> {
+  const stats: TreeReplayStats = {
+    cases: 0,
+    checks: 0,
+    writes: 0,
+    refused: 0,
+    entries: { upsert: 0, remove: 0, owner: 0 },
+    moved: 0,
+    cutShort: 0,
+  }
+  await assertOnRawSql(
+    backend,
+    options.numRuns,
+    fc.tuple(
+      fc.array(opArb, { minLength: Math.ceil(options.maxOps / 2), maxLength: options.maxOps }),
+      fc.boolean(),
+    ),
+    ({ app, sql, store }, [ops, atUserRoot]) => runCase(app, sql, ops, atUserRoot, stats, store),
+  )
+  return stats
+}
+
+export function treeReplaySummary(s: TreeReplayStats): string {
+  return `${s.cases} cases, ${s.writes} raw-SQL writes (${s.refused} refused), ${s.checks} quiet-point checks, entries ${JSON.stringify(s.entries)}, ${s.moved} with previous_folder_id, ${s.cutShort} answers cut short`
+}
