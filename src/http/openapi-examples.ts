@@ -55,6 +55,21 @@ export const SUCCESS_EXAMPLES: Record<string, { summary: string; value: unknown 
       has_more: false,
     },
   },
+  followFolderTree: {
+    summary: 'a folder moved under another, and a subtree that left the tree',
+    value: {
+      changes: [
+        {
+          type: 'upsert',
+          folder: { ...FOLDER, folder_id: 'de000000-0000-4000-8000-0000000f0003' },
+          previous_folder_id: null,
+        },
+        { type: 'remove', id: 'de000000-0000-4000-8000-0000000f0002', folder_id: null },
+      ],
+      cursor: 'AbC123_-xyz',
+      has_more: false,
+    },
+  },
   checkHealth: { summary: 'the process answers', value: { status: 'ok' } },
   checkReadiness: { summary: 'the database answers', value: { status: 'ready' } },
 }
