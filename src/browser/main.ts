@@ -6,6 +6,7 @@ import { followChanges } from './live-follow.js'
 import { makePager, pageCount, showPager } from './pager.js'
 import { clearSessionId, isSessionId, readSessionId, setSessionId } from './session-cookie.js'
 import { forgetUser, rememberUser, signedInUser } from './signed-in-user.js'
+import { makeTreePane } from './tree-pane.js'
 import { orderOf, parseViewState, stateForLink, viewHash, type ViewState } from './view-state.js'
 
 /**
@@ -60,6 +61,10 @@ const ui = {
   announce: element<HTMLElement>('announce'),
 }
 
+const tree = makeTreePane(element('tree-pane'), element('tree'), element('tree-status'), client, {
+  open: (trail) => navigate({ trail, ...pick(parseViewState(location.hash), 'limit', 'order') }),
+})
+
 const pagerTemplate = element<HTMLTemplateElement>('pager')
 const jumpTo = (page: number) => {
   const view = parseViewState(location.hash)
@@ -103,6 +108,7 @@ function showSignIn(reason: string | null): void {
   ui.signOut.hidden = true
   ui.who.textContent = ''
   ui.signIn.hidden = false
+  tree.stop()
   ui.signInReason.hidden = reason === null
   ui.signInReason.textContent = reason ?? ''
   shownTrail = null
@@ -320,6 +326,7 @@ async function render(): Promise<void> {
     return
   }
   renderPlace(view.trail)
+  tree.show(view.trail, orderOf(view))
   const controller = new AbortController()
   inFlight = controller
   ui.folders.setAttribute('aria-busy', 'true')

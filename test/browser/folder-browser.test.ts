@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { existsSync, mkdirSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
-import { chromium, type Browser, type Page, type Request } from 'playwright-core'
+import { type Page, type Request } from 'playwright-core'
 import { DEMO_SESSION_ID, DEMO_USER_ID, seedDemo } from '../../src/cli/seed-demo.js'
 import { BROWSER_CSP } from '../../src/routes/browser.js'
 import { allBackends } from '../helpers/backends.js'
@@ -11,6 +11,7 @@ import { serveBackend, type ServedBackend } from '../helpers/served-backend.js'
 import { ROOT } from '../helpers/build.js'
 import { runCli } from '../helpers/cli.js'
 import { seriousAxeViolations } from '../helpers/axe.js'
+import { NO_CHROMIUM, useChromium } from '../helpers/chromium.js'
 
 /**
  * The folder browser at `/` in a real headless Chromium (Debian's `chromium`, driven by
@@ -25,7 +26,6 @@ import { seriousAxeViolations } from '../helpers/axe.js'
  * of the page's own resources fail the run.
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 /** the demo's folder with 60 children (src/cli/seed-demo.ts) */
 const PROJECTS = 'de000000-0000-4000-8000-0000000f0002'
 /** The screenshots of docs/client.md: a wide screen and a phone's. */
@@ -113,16 +113,7 @@ interface PageGlobals {
   Intl: typeof Intl
 }
 
-const NO_CHROMIUM = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (.ci/run installs it)`
-let browser: Browser | undefined
-
-before(async () => {
-  if (NO_CHROMIUM !== false) return
-  // Chromium's sandbox needs an unprivileged user; CI runs as root in a container.
-  const args = process.getuid?.() === 0 ? ['--no-sandbox'] : []
-  browser = await chromium.launch({ executablePath: CHROMIUM, args })
-})
-after(() => browser?.close())
+const browser = useChromium()
 
 for (const backend of allBackends()) {
   describe(`folder browser on ${backend.name}`, { skip: NO_CHROMIUM || backend.skip }, () => {
@@ -143,7 +134,7 @@ for (const backend of allBackends()) {
 
     before(async () => {
       served = await serveBackend(backend, (store) => seedDemo(store, Date.now()))
-      const context = await (browser as Browser).newContext({ viewport: { width: 960, height: 720 } })
+      const context = await browser().newContext({ viewport: { width: 960, height: 720 } })
       page = await context.newPage()
       page.setDefaultTimeout(10_000)
       page.on('console', (message) => {
@@ -386,7 +377,7 @@ for (const backend of allBackends()) {
     })
 
     it("shows the modified time in the reader's locale and time zone", async () => {
-      const context = await (browser as Browser).newContext({
+      const context = await browser().newContext({
         locale: 'de-DE',
         timezoneId: 'Pacific/Auckland',
       })

@@ -5,11 +5,11 @@ import {
   FolderServiceClient,
   FolderServiceError,
   FolderTree,
-  type Folder,
   type TreeBatch,
   type TreeEntry,
 } from 'folder-service/client'
 import { followFor, nextBatch } from '../helpers/watch-batches.js'
+import { folder, TREE_OWNER as OWNER, upsert } from '../helpers/tree-entries.js'
 import { problemBody, sendJson, useScriptedServer } from '../helpers/scripted-server.js'
 
 /**
@@ -22,23 +22,7 @@ import { problemBody, sendJson, useScriptedServer } from '../helpers/scripted-se
 
 const SESSION = '00000000-0000-4000-8000-000000000000'
 const ROOT_ID = 'f0000000-0000-4000-8000-000000000000'
-const OWNER = { id: 'a0000000-0000-4000-8000-000000000001', username: 'owner', avatar_url: null }
-const AT = '2026-01-01T00:00:00.000Z'
-const fid = (n: number) => `f0000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
 const scripted = useScriptedServer()
-
-const folder = (n: number, name: string, parent: string): Folder => ({
-  id: fid(n),
-  name,
-  folder_id: parent,
-  owner: OWNER,
-  created_at: AT,
-  updated_at: AT,
-})
-const upsert = (f: Folder, previous?: string | null): TreeEntry =>
-  previous === undefined
-    ? { type: 'upsert', folder: f }
-    : { type: 'upsert', folder: f, previous_folder_id: previous }
 
 const client = () => new FolderServiceClient({ baseUrl: scripted().base, sessionId: SESSION })
 const treeRequests = () =>
