@@ -518,6 +518,13 @@ for (const backend of allBackends()) {
       await page.goto(`${served.service.base}/#in=${PROJECTS}&page=9999999999`)
       await page.locator('#pager-bottom .of').filter({ hasText: 'of 2' }).waitFor()
       await page.locator('#folders a').first().waitFor()
+      // The page number is set once the last page's answer is shown: wait for it (or time out).
+      await page.waitForFunction(() => {
+        const input = (
+          globalThis as unknown as { document: { querySelector(s: string): { value: string } | null } }
+        ).document.querySelector('#pager-bottom .page-number')
+        return input?.value === '2'
+      })
       assert.equal(await position(page), 'Page 2 of 2')
       assert.equal(await page.locator('#state').isHidden(), true)
       assert.match(new URL(page.url()).hash, /page=2(&|$)/)
