@@ -194,6 +194,7 @@ const ROUTE_RESPONSE_DOCS: Record<string, Record<string, ResponseDoc>> = {
     200: {
       description: 'The next entries of the download, then of the changes since it began',
       headers: { 'Cache-Control': fixed('Never stored', FEED_CACHE_CONTROL), ...REQUEST_ID },
+      alternatives: FEED_EVENT_STREAM,
     },
     400: {
       description:
