@@ -113,7 +113,7 @@ export const FEED_EVENT_STREAM = {
           'id: AAECAwQFBgcICQ',
           'data: {"changes":[],"cursor":"AAECAwQFBgcICQ","has_more":false}',
           '',
-          ': heartbeat',
+          ': keep-alive',
           '',
           'event: error',
           'data: {"type":"about:blank","title":"Unauthorized","status":401,"code":"UNAUTHORIZED","detail":"The session is missing, invalid or expired.","request_id":"req-1"}',
