@@ -182,12 +182,17 @@ export async function buildApp({
       watcher.close()
       next()
     })
+    const eventStream = { ...DEFAULT_EVENT_STREAM_OPTIONS, ...config.eventStream }
     await api.register(changesRoutes, {
       store: timedStore,
       feed: new ChangesFeed(timedStore, sealers, watcher),
-      eventStream: { ...DEFAULT_EVENT_STREAM_OPTIONS, ...config.eventStream },
+      eventStream,
     })
-    await api.register(treeRoutes, { store: timedStore, feed: new TreeFeed(timedStore, sealers, watcher) })
+    await api.register(treeRoutes, {
+      store: timedStore,
+      feed: new TreeFeed(timedStore, sealers, watcher),
+      eventStream,
+    })
   })
   return app
 }

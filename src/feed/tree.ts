@@ -13,7 +13,7 @@ import {
 import { changesRequest, type ChangesRequest } from './changes.js'
 import { holdUntilChanged, type HoldOptions, type HoldRefusal } from './held-request.js'
 import { treeBinding, type Expansion, type TreeCursor, type TreeCursors } from './tree-cursor.js'
-import type { ChangeWatcher } from './watcher.js'
+import type { ChangeWatcher, Hold } from './watcher.js'
 
 /**
  * The folder tree feed (docs/api.md "Folder tree"), knowing nothing of HTTP. One cursor
@@ -70,6 +70,14 @@ export class TreeFeed {
     private readonly sealers: DeploymentSealers,
     private readonly watcher: ChangeWatcher,
   ) {}
+
+  /**
+   * A place among the process's held requests for a caller that holds one throughout (an
+   * event stream of session `holder`), or null past the process's or the session's bound.
+   */
+  hold(holder: string): Hold | null {
+    return this.watcher.hold(holder)
+  }
 
   /** The answer for `user`'s tree below `request.rootId`, held up to `request.wait` seconds. */
   async follow(user: SessionUser, request: TreeRequest, options: HoldOptions): Promise<TreeOutcome> {
@@ -139,7 +147,14 @@ export class TreeFeed {
 
     for (let reads = 0; reads < MAX_READS; reads++) {
       const budget = limit - entries.size
-      if (budget <= 0) return finish(true, null)
+      if (budget <= 0) {
+        if (expansion !== null || position === null) return finish(true, null)
+        // Full, between a subtree's end and the log: has_more only when the log has more, so
+        // a client at the present is told so now, not after a wait.
+        const peek = await this.store.readTreeLog({ ...tree, after: position, limit: 1 })
+        if (peek.outcome !== 'log') return peek
+        return finish(peek.rows.length > 0, null)
+      }
       if (expansion !== null) {
         const page = await this.store.readTreePage({
           ...tree,

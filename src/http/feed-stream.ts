@@ -8,7 +8,13 @@ import {
   type NextFrame,
   type StreamControl,
 } from './event-stream.js'
-import { problemBody, toProblem, type HttpProblem } from './problems.js'
+import { problemBody, problems, toProblem, type HttpProblem } from './problems.js'
+import { feedProblem, type FeedRefusal } from './feed-problems.js'
+import type { HoldOptions } from '../feed/held-request.js'
+import type { Hold } from '../feed/watcher.js'
+import { TOKEN_PATTERN } from '../schemas/bounded.js'
+import { MAX_WAIT_SECONDS } from '../schemas/changes-query.js'
+import type { ParameterRules } from '../schemas/list-folders-query.js'
 
 /**
  * A feed followed over Server-Sent Events (docs/api.md "Push"): any feed whose answers are
@@ -119,6 +125,8 @@ export async function streamFeed<B extends FeedBody>(
   // The user as last checked: its listing generation tells the feed where the present is.
   let user = request.sessionUser
   let started = false
+  /** the last event said has_more: the answer that reaches the present is sent, even empty */
+  let behind = feed.first.has_more
   const next = async ({ signal, deadline }: StreamControl): Promise<NextFrame> => {
     if (!started) {
       started = true
@@ -132,7 +140,7 @@ export async function streamFeed<B extends FeedBody>(
         const step = await feed.answer(user, cursor, { deadline, signal, draining })
         if ('problem' in step) return errorFrame(step.problem)
         const { body } = step
-        if (body.changes.length === 0 && !body.has_more) {
+        if (body.changes.length === 0 && !body.has_more && !behind) {
           // Nothing to tell (the wait ended, or only other folders changed): no event, but
           // the next read starts from the newer position.
           cursor = body.cursor
@@ -145,6 +153,7 @@ export async function streamFeed<B extends FeedBody>(
         if (!('id' in checked)) return errorFrame(checked)
         user = checked
         cursor = body.cursor
+        behind = body.has_more
         // While draining, the pending answers are sent until the present, then the stream ends.
         return { frame: changesFrame(body, feed.serialize), last: false }
       }
@@ -158,5 +167,93 @@ export async function streamFeed<B extends FeedBody>(
     await streamEvents(request, reply, next, feed.options)
   } finally {
     feed.hold.release()
+  }
+}
+
+/** A feed as a stream needs it: places among the held requests, and its answers. */
+export interface StreamedFeed<R extends { cursor: string | null; wait: number }, B extends FeedBody> {
+  /** a place for a stream of session `holder` for its whole life, or null past the bounds */
+  hold(holder: string): Hold | null
+  follow(
+    user: SessionUser,
+    request: R,
+    options: HoldOptions,
+  ): Promise<{ outcome: 'answer'; body: B } | FeedRefusal>
+}
+
+const CURSOR_PATTERN = new RegExp(TOKEN_PATTERN)
+const NOT_A_CURSOR = 'Header Last-Event-ID is not a cursor of this feed.'
+
+/**
+ * The cursor of a stream: Last-Event-ID (an EventSource's reconnect) wins over the query's
+ * `cursor`, which a reconnect repeats from the original URL and is then older.
+ */
+function streamCursor(lastEventId: string | string[] | undefined, cursor: string | null): string | null {
+  if (lastEventId === undefined || lastEventId === '') return cursor
+  if (typeof lastEventId !== 'string' || !CURSOR_PATTERN.test(lastEventId)) {
+    throw problems.invalidInput(NOT_A_CURSOR)
+  }
+  return lastEventId
+}
+
+export interface FollowedStream<R extends { cursor: string | null; wait: number }, B extends FeedBody> {
+  feed: StreamedFeed<R, B>
+  /** the request as validated (its cursor is replaced by Last-Event-ID when one is sent) */
+  asked: R
+  /** the session's id: a stream holds one of its places */
+  sessionId: string
+  /** the feed's parameter texts for its 400s */
+  rules: ParameterRules
+  serialize: (body: B) => string
+  store: Pick<ServingStore, 'findSessionUser'>
+  draining(): boolean
+  options: EventStreamOptions
+}
+
+/**
+ * GET with `Accept: text/event-stream` on a feed (changes, tree): the first answer as an
+ * ordinary request would get it (its problems are ordinary answers), then every later one
+ * as an event. The stream checks the session after every read itself (streamFeed), with one
+ * lookup shared by the streams a commit wakes, so the feed is given no recheck.
+ */
+export async function followAsStream<R extends { cursor: string | null; wait: number }, B extends FeedBody>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  stream: FollowedStream<R, B>,
+): Promise<void> {
+  const { feed, asked, rules } = stream
+  const cursor = streamCursor(request.headers['last-event-id'], asked.cursor)
+  const session = { id: stream.sessionId }
+  const hold = feed.hold(session.id)
+  if (hold === null) throw problems.tooManyWaiters()
+  try {
+    const first = await feed.follow(
+      request.sessionUser,
+      { ...asked, cursor, wait: 0 },
+      { signal: new AbortController().signal, session },
+    )
+    if (first.outcome !== 'answer') {
+      if (first.outcome === 'cursor-invalid' && cursor !== asked.cursor) {
+        throw problems.invalidInput(NOT_A_CURSOR)
+      }
+      throw feedProblem(first, rules)
+    }
+    await streamFeed<B>(request, reply, {
+      first: first.body,
+      async answer(user, after, { deadline, signal, draining: last }) {
+        const seconds = Math.ceil((deadline - Date.now()) / 1000)
+        const wait = last ? 0 : Math.max(1, Math.min(MAX_WAIT_SECONDS, seconds))
+        const result = await feed.follow(user, { ...asked, cursor: after, wait }, { signal, session, hold })
+        return result.outcome === 'answer' ? { body: result.body } : { problem: feedProblem(result, rules) }
+      },
+      serialize: stream.serialize,
+      store: stream.store,
+      hold,
+      draining: () => stream.draining(),
+      options: stream.options,
+    })
+  } catch (error) {
+    hold.release()
+    throw error
   }
 }

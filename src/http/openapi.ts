@@ -113,7 +113,7 @@ export const FEED_EVENT_STREAM = {
           'id: AAECAwQFBgcICQ',
           'data: {"changes":[],"cursor":"AAECAwQFBgcICQ","has_more":false}',
           '',
-          ': heartbeat',
+          ': keep-alive',
           '',
           'event: error',
           'data: {"type":"about:blank","title":"Unauthorized","status":401,"code":"UNAUTHORIZED","detail":"The session is missing, invalid or expired.","request_id":"req-1"}',
@@ -194,6 +194,7 @@ const ROUTE_RESPONSE_DOCS: Record<string, Record<string, ResponseDoc>> = {
     200: {
       description: 'The next entries of the download, then of the changes since it began',
       headers: { 'Cache-Control': fixed('Never stored', FEED_CACHE_CONTROL), ...REQUEST_ID },
+      alternatives: FEED_EVENT_STREAM,
     },
     400: {
       description:

@@ -2,7 +2,11 @@ import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebo
 import type { ServingStore } from '../store/store.js'
 import { FolderTree, TREE_PATH, type FolderTreeBody } from '../schemas/tree.js'
 import { TREE_PARAMETER_RULES, TreeQuery } from '../schemas/tree-query.js'
-import { parameterProblems } from '../http/problems.js'
+import { parameterProblems, problems } from '../http/problems.js'
+import type { FastifyReply } from 'fastify'
+import { acceptsEventStream, type EventStreamOptions } from '../http/event-stream.js'
+import { followAsStream } from '../http/feed-stream.js'
+import { serializedText } from '../http/serialized.js'
 import { refTo } from '../schemas/ref.js'
 import { authenticate, sessionOf } from '../http/auth.js'
 import { feedResponses, sendFeedAnswer } from '../http/feed-answer.js'
@@ -15,6 +19,8 @@ export interface TreeRouteOptions {
   /** authenticates every request (the session lookup also reads the listing generation) */
   store: Pick<ServingStore, 'findSessionUser'>
   feed: TreeFeed
+  /** heartbeat, retry and lifetime of event streams (Accept: text/event-stream) */
+  eventStream: EventStreamOptions
 }
 
 const TREE_METHODS = ['GET', 'HEAD']
@@ -30,21 +36,46 @@ export const treeSchema = {
   response: feedResponses(refTo(FolderTree)),
 }
 
-export const treeRoutes: FastifyPluginCallbackTypebox<TreeRouteOptions> = (app, { store, feed }, done) => {
+export const treeRoutes: FastifyPluginCallbackTypebox<TreeRouteOptions> = (
+  app,
+  { store, feed, eventStream },
+  done,
+) => {
   const serialized = new WeakMap<FolderTreeBody, string>()
   const routeOptions = {
     schema: treeSchema,
     schemaErrorFormatter: parameterProblems(TREE_PARAMETER_RULES),
     onRequest: authenticate(store),
   }
-  app.get(TREE_PATH, routeOptions, (request, reply) =>
-    sendFeedAnswer(app, reply, serialized, TREE_PARAMETER_RULES, (signal) =>
+  const serialize = (reply: FastifyReply, body: FolderTreeBody): string => {
+    let text = serialized.get(body)
+    if (text === undefined) {
+      text = serializedText(reply, body)
+      serialized.set(body, text)
+    }
+    return text
+  }
+  app.get(TREE_PATH, routeOptions, async (request, reply) => {
+    // An answer now would invite an instant retry, and a stream would end at once.
+    if (app.drainState.draining) throw problems.shuttingDown()
+    if (request.method === 'GET' && acceptsEventStream(request.headers.accept))
+      return followAsStream(request, reply, {
+        feed,
+        asked: treeRequest(request.query),
+        sessionId: sessionOf(store, request).id,
+        rules: TREE_PARAMETER_RULES,
+        serialize: (body) => serialize(reply, body),
+        store,
+        draining: () => app.drainState.draining,
+        options: eventStream,
+      })
+    return sendFeedAnswer(app, reply, serialized, TREE_PARAMETER_RULES, (signal) =>
       feed.follow(request.sessionUser, treeRequest(request.query), {
         signal,
         session: sessionOf(store, request),
       }),
-    ),
-  )
+    )
+  })
   refuseOtherMethods(app, TREE_PATH, TREE_METHODS)
   done()
 }

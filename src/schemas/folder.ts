@@ -16,8 +16,11 @@ export const OwnerInfo = Type.Object(
   {
     id: Uuid(),
     username: Text(255, { minLength: 1, examples: ['demo'] }),
-    avatar_url: Type.Union([Text(2048, { format: 'uri-reference' }), Type.Null()], {
-      description: 'URL of the avatar image',
+    // No `format`: the column holds whatever text other writers put there (at most 2,048
+    // characters), and a format inside this union would make the serialiser refuse (500) an
+    // answer whose owner has an avatar_url that is not a URI.
+    avatar_url: Type.Union([Text(2048), Type.Null()], {
+      description: 'URL of the avatar image, as stored',
     }),
   },
   { $id: 'OwnerInfo', additionalProperties: false, description: 'Public information about a user' },
