@@ -151,7 +151,18 @@ export async function runPrimary(config: Readonly<Config>, workers: number): Pro
   // process ends (docs/operations.md "Workers").
   cluster.schedulingPolicy = cluster.SCHED_NONE
   for (let i = 0; i < workers; i++) fork()
-  return finished
+  const code = await finished
+  // The primary closes the database last: workers that close a SQLite file at the same
+  // instant each see the other still connected, and neither checkpoints and removes the WAL,
+  // which the last connection to close does.
+  if (code === 0) {
+    try {
+      await (await openStore(config)).close()
+    } catch (error) {
+      say('warn', 'the last close of the database failed', { err: String(error) })
+    }
+  }
+  return code
 }
 
 /** In a worker: the primary's address line and shutdown order. */
