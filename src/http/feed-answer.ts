@@ -1,8 +1,12 @@
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TSchema } from '@sinclair/typebox'
 import { Problem } from '../schemas/problem.js'
 import { refTo } from '../schemas/ref.js'
-import { feedProblem, type FeedRefusal } from './feed-problems.js'
+import type { ServingStore } from '../store/store.js'
+import { sessionOf } from './auth.js'
+import { acceptsEventStream, type EventStreamOptions } from './event-stream.js'
+import { feedProblem } from './feed-problems.js'
+import { followAsStream, type FeedBody, type StreamedFeed } from './feed-stream.js'
 import type { ParameterRules } from '../schemas/list-folders-query.js'
 import { problems } from './problems.js'
 import { JSON_CONTENT_TYPE, serializedText } from './serialized.js'
@@ -26,37 +30,67 @@ export function feedResponses(ok: TSchema) {
   }
 }
 
+/** What a feed route answers with: its feed, the session store, its 400 texts, its streams. */
+export interface FeedRoute<R extends { cursor: string | null; wait: number }, B extends FeedBody> {
+  feed: StreamedFeed<R, B>
+  store: Pick<ServingStore, 'findSessionUser'>
+  /** the feed's parameter texts, so a bad cursor's 400 says where that feed's cursors come from */
+  rules: ParameterRules
+  eventStream: EventStreamOptions
+}
+
 /**
- * Sends what a feed (changes, tree) answers: its body, serialised once by the route's 200
- * schema for every request that shares it (`serialized`), or its refusal as a problem.
- * `follow` gets a signal that aborts when the client goes away, which frees a held slot at
- * once rather than when its wait would have ended. `rules`: the feed's parameter texts, so
- * a bad cursor's 400 says where that feed's cursors come from.
+ * The handler body both feed routes (changes, tree) share: 503 while draining (an answer
+ * now would invite an instant retry, and a stream would end at once), an event stream for
+ * `Accept: text/event-stream`, otherwise one answer. A body is serialised once by the
+ * route's 200 schema for every request and stream that shares it (one commit, many
+ * followers). A client that goes away aborts its wait, which frees a held slot at once
+ * rather than when its wait would have ended.
  */
-export async function sendFeedAnswer<B extends object>(
+export function feedAnswerer<R extends { cursor: string | null; wait: number }, B extends FeedBody>(
   app: FastifyInstance,
-  reply: FastifyReply,
-  serialized: WeakMap<B, string>,
-  rules: ParameterRules,
-  follow: (signal: AbortSignal) => Promise<{ outcome: 'answer'; body: B } | FeedRefusal>,
-): Promise<FastifyReply> {
-  const gone = new AbortController()
-  const onClose = () => {
-    if (!reply.raw.writableFinished) gone.abort()
-  }
-  reply.raw.once('close', onClose)
-  try {
-    // An answer now would be empty and invite an instant retry: 503 with Retry-After.
-    if (app.drainState.draining) throw problems.shuttingDown()
-    const result = await follow(gone.signal)
-    if (result.outcome !== 'answer') throw feedProblem(result, rules)
-    let text = serialized.get(result.body)
+  { feed, store, rules, eventStream }: FeedRoute<R, B>,
+): (request: FastifyRequest, reply: FastifyReply, asked: R) => Promise<unknown> {
+  const serialized = new WeakMap<B, string>()
+  const serialize = (reply: FastifyReply, body: B): string => {
+    let text = serialized.get(body)
     if (text === undefined) {
-      text = serializedText(reply, result.body)
-      serialized.set(result.body, text)
+      text = serializedText(reply, body)
+      serialized.set(body, text)
     }
-    return reply.header('cache-control', FEED_CACHE_CONTROL).type(JSON_CONTENT_TYPE).send(text)
-  } finally {
-    reply.raw.off('close', onClose)
+    return text
+  }
+  return async (request, reply, asked) => {
+    if (app.drainState.draining) throw problems.shuttingDown()
+    if (request.method === 'GET' && acceptsEventStream(request.headers.accept)) {
+      return followAsStream(request, reply, {
+        feed,
+        asked,
+        sessionId: sessionOf(store, request).id,
+        rules,
+        serialize: (body) => serialize(reply, body),
+        store,
+        draining: () => app.drainState.draining,
+        options: eventStream,
+      })
+    }
+    const gone = new AbortController()
+    const onClose = () => {
+      if (!reply.raw.writableFinished) gone.abort()
+    }
+    reply.raw.once('close', onClose)
+    try {
+      const result = await feed.follow(request.sessionUser, asked, {
+        signal: gone.signal,
+        session: sessionOf(store, request),
+      })
+      if (result.outcome !== 'answer') throw feedProblem(result, rules)
+      return reply
+        .header('cache-control', FEED_CACHE_CONTROL)
+        .type(JSON_CONTENT_TYPE)
+        .send(serialize(reply, result.body))
+    } finally {
+      reply.raw.off('close', onClose)
+    }
   }
 }

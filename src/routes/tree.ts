@@ -1,15 +1,12 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox'
 import type { ServingStore } from '../store/store.js'
-import { FolderTree, TREE_PATH, type FolderTreeBody } from '../schemas/tree.js'
+import { FolderTree, TREE_PATH } from '../schemas/tree.js'
 import { TREE_PARAMETER_RULES, TreeQuery } from '../schemas/tree-query.js'
-import { parameterProblems, problems } from '../http/problems.js'
-import type { FastifyReply } from 'fastify'
-import { acceptsEventStream, type EventStreamOptions } from '../http/event-stream.js'
-import { followAsStream } from '../http/feed-stream.js'
-import { serializedText } from '../http/serialized.js'
+import { parameterProblems } from '../http/problems.js'
+import type { EventStreamOptions } from '../http/event-stream.js'
 import { refTo } from '../schemas/ref.js'
-import { authenticate, sessionOf } from '../http/auth.js'
-import { feedResponses, sendFeedAnswer } from '../http/feed-answer.js'
+import { authenticate } from '../http/auth.js'
+import { feedAnswerer, feedResponses } from '../http/feed-answer.js'
 import { refuseOtherMethods } from '../http/method-not-allowed.js'
 import { treeRequest, type TreeFeed } from '../feed/tree.js'
 
@@ -41,41 +38,14 @@ export const treeRoutes: FastifyPluginCallbackTypebox<TreeRouteOptions> = (
   { store, feed, eventStream },
   done,
 ) => {
-  const serialized = new WeakMap<FolderTreeBody, string>()
+  const answer = feedAnswerer(app, { feed, store, rules: TREE_PARAMETER_RULES, eventStream })
   const routeOptions = {
     schema: treeSchema,
     schemaErrorFormatter: parameterProblems(TREE_PARAMETER_RULES),
     onRequest: authenticate(store),
   }
-  const serialize = (reply: FastifyReply, body: FolderTreeBody): string => {
-    let text = serialized.get(body)
-    if (text === undefined) {
-      text = serializedText(reply, body)
-      serialized.set(body, text)
-    }
-    return text
-  }
-  app.get(TREE_PATH, routeOptions, async (request, reply) => {
-    // An answer now would invite an instant retry, and a stream would end at once.
-    if (app.drainState.draining) throw problems.shuttingDown()
-    if (request.method === 'GET' && acceptsEventStream(request.headers.accept))
-      return followAsStream(request, reply, {
-        feed,
-        asked: treeRequest(request.query),
-        sessionId: sessionOf(store, request).id,
-        rules: TREE_PARAMETER_RULES,
-        serialize: (body) => serialize(reply, body),
-        store,
-        draining: () => app.drainState.draining,
-        options: eventStream,
-      })
-    return sendFeedAnswer(app, reply, serialized, TREE_PARAMETER_RULES, (signal) =>
-      feed.follow(request.sessionUser, treeRequest(request.query), {
-        signal,
-        session: sessionOf(store, request),
-      }),
-    )
-  })
+  app.get(TREE_PATH, routeOptions, (request, reply) => answer(request, reply, treeRequest(request.query)))
+
   refuseOtherMethods(app, TREE_PATH, TREE_METHODS)
   done()
 }
