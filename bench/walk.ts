@@ -5,6 +5,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { onEachBackend, runBenchCommand } from './command.js'
 import { freePort, HOST, stopChild } from './processes.js'
 import { importData, startService } from './service.js'
+import { LISTING_ORDERS, type ListingOrder } from '../src/ordering/listing-orders.js'
 
 /**
  * `npm run bench:walk`: what deep pages cost, by offset and by continuation token, on each
@@ -15,6 +16,8 @@ import { importData, startService } from './service.js'
  * - middle pages of a 100,000-child folder by offset (`page=`), and by cursor (the `next`
  *   links collected on a walk, asked again with another limit, so not cached)
  * - the whole walk of that folder by following `next`, against pages x p50(page 1)
+ * - `order=name_natural` beside `order=name` (compareOrders): page 1, a middle page by
+ *   offset and one by cursor of the 100,000-child folder, each uncached and then cached
  */
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -33,6 +36,8 @@ const VICTIM_FOLDERS = 50
 /** the default RATE_LIMIT_PER_MINUTE (6,000) of one session, per second */
 const ATTACK_PER_SECOND = 100
 const PHASE_MS = 4000
+/** pages of each kind and order in the orders' comparison, at limits 100, 99, ... */
+const ORDER_SAMPLES = 50
 
 const id = (kind: number, n: number) =>
   `be${kind.toString(16).padStart(6, '0')}-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
@@ -114,13 +119,28 @@ async function timed(port: number, paths: string[]): Promise<number[]> {
   return times
 }
 
+/** p50 of the same pages read in each listing order */
+export interface OrderPair {
+  nameP50Ms: number
+  naturalP50Ms: number
+}
+
+/** order=name_natural beside order=name, on the 100,000-child folder */
+export interface OrderFigures {
+  firstUncached: OrderPair
+  firstCached: OrderPair
+  middleOffsetUncached: OrderPair
+  middleOffsetCached: OrderPair
+  middleCursorUncached: OrderPair
+  middleCursorCached: OrderPair
+}
+
 export interface WalkFigures {
   backend: string
   smallFirstP50Ms: number
   middleOffsetP50Ms: number
   middleCursorP50Ms: number
-  /** the same three in order=name_natural */
-  natural: { smallFirstP50Ms: number; middleOffsetP50Ms: number; middleCursorP50Ms: number }
+  orders: OrderFigures
   walkPages: number
   walkSeconds: number
   /** walk time / (pages x p50 of page 1): 1 is linear at page-1 cost */
@@ -129,6 +149,76 @@ export interface WalkFigures {
   bystanderIdleP50Ms: number
   bystanderUnderAttackP50Ms: number
   attackRequests: number
+}
+
+type OrderRuns = Record<ListingOrder, { times: number[]; nexts: string[] }>
+
+/**
+ * `count` pages in both orders, one order right after the other and the first of each pair
+ * alternating, so that both meet the same moment of a shared machine: each order's times
+ * and `next` links.
+ */
+async function pairedOrders(
+  port: number,
+  count: number,
+  pathOf: (order: ListingOrder, i: number) => string,
+): Promise<OrderRuns> {
+  const runs: OrderRuns = { name: { times: [], nexts: [] }, name_natural: { times: [], nexts: [] } }
+  for (let i = 0; i < count; i++) {
+    for (const order of i % 2 === 0 ? LISTING_ORDERS : [...LISTING_ORDERS].reverse()) {
+      const path = pathOf(order, i)
+      const answer = await get(port, path)
+      if (answer.status !== 200) throw new Error(`${path}: status ${answer.status}`)
+      runs[order].times.push(answer.ms)
+      if (answer.next !== null) runs[order].nexts.push(answer.next)
+    }
+  }
+  return runs
+}
+
+const pairOf = (runs: OrderRuns): OrderPair => ({
+  nameP50Ms: p50(runs.name.times),
+  naturalP50Ms: p50(runs.name_natural.times),
+})
+
+/**
+ * The orders side by side on the huge folder, before anything else reads it so that no
+ * answer is cached: page 1, a middle page by offset and the page after it by cursor (its
+ * `next` link), at limits 100 down to 101 - ORDER_SAMPLES so that every URL is new, each kind
+ * read twice: uncached, then the same URLs again from the listing cache.
+ */
+async function compareOrders(port: number, huge: number): Promise<OrderFigures> {
+  const inOrder = (path: string, order: ListingOrder) => `${path}&order=${order}`
+  const limitOf = (i: number) => 100 - i
+  const first = (order: ListingOrder, i: number) =>
+    inOrder(`/v1/folders?folder_id=${HUGE}&limit=${limitOf(i)}`, order)
+  const middle = (order: ListingOrder, i: number) =>
+    inOrder(
+      `/v1/folders?folder_id=${HUGE}&page=${Math.floor(huge / 2 / limitOf(i)) + 1}&limit=${limitOf(i)}`,
+      order,
+    )
+  // Each order's checkpoints are read once per listing generation: not in the samples.
+  for (const order of LISTING_ORDERS)
+    await timed(port, [inOrder(`/v1/folders?folder_id=${HUGE}&page=${Math.floor(huge / 2)}&limit=1`, order)])
+  const firstUncached = await pairedOrders(port, ORDER_SAMPLES, first)
+  const firstCached = await pairedOrders(port, ORDER_SAMPLES, first)
+  const offsetUncached = await pairedOrders(port, ORDER_SAMPLES, middle)
+  const offsetCached = await pairedOrders(port, ORDER_SAMPLES, middle)
+  const cursor = (order: ListingOrder, i: number) => {
+    const next = offsetUncached[order].nexts[i]
+    if (next === undefined) throw new Error(`middle page ${i} in ${order} order has no next link`)
+    return next
+  }
+  const cursorUncached = await pairedOrders(port, ORDER_SAMPLES, cursor)
+  const cursorCached = await pairedOrders(port, ORDER_SAMPLES, cursor)
+  return {
+    firstUncached: pairOf(firstUncached),
+    firstCached: pairOf(firstCached),
+    middleOffsetUncached: pairOf(offsetUncached),
+    middleOffsetCached: pairOf(offsetCached),
+    middleCursorUncached: pairOf(cursorUncached),
+    middleCursorCached: pairOf(cursorCached),
+  }
 }
 
 /** The bystander lists their folders in turn, one request at a time, for PHASE_MS. */
@@ -177,6 +267,7 @@ async function measure(
       `/v1/folders?folder_id=${id(2, 0)}&limit=10`,
       `/v1/folders?folder_id=${HUGE}&limit=10`,
     ])
+    const orders = await compareOrders(port, huge)
     const smallPaths: string[] = []
     for (let limit = LIMIT; smallPaths.length < 1000; limit--) {
       for (let s = 0; s < SMALL_FOLDERS; s++)
@@ -213,18 +304,6 @@ async function measure(
       .map((next) => next.replace(`limit=${LIMIT}`, `limit=${LIMIT - 1}`))
     const middleCursor = await timed(port, cursorPaths)
 
-    // The same pages in natural order (new URLs: uncached); its cursor pages start from the
-    // next links of its middle offset pages, read with another limit.
-    const naturally = (path: string) => `${path}&order=name_natural`
-    const naturalSmall = await timed(port, smallPaths.slice(0, 1000).map(naturally))
-    const naturalOffset = await timed(port, offsetPaths.map(naturally))
-    const naturalNexts: string[] = []
-    for (const path of offsetPaths) {
-      const next = (await get(port, naturally(path))).next
-      if (next !== null) naturalNexts.push(next.replace(`limit=${LIMIT}`, `limit=${LIMIT - 1}`))
-    }
-    const naturalCursor = await timed(port, naturalNexts)
-
     const idle = await bystander(port)
     const [underAttack, attackRequests] = await Promise.all([bystander(port), attack(port, huge)])
 
@@ -237,11 +316,7 @@ async function measure(
       smallFirstP50Ms,
       middleOffsetP50Ms: p50(middleOffset),
       middleCursorP50Ms: p50(middleCursor),
-      natural: {
-        smallFirstP50Ms: p50(naturalSmall),
-        middleOffsetP50Ms: p50(naturalOffset),
-        middleCursorP50Ms: p50(naturalCursor),
-      },
+      orders,
       walkPages: walked,
       walkSeconds,
       walkRatio: (walkSeconds * 1000) / (walked * smallFirstP50Ms),
@@ -261,13 +336,18 @@ function report(f: WalkFigures): void {
   log(
     `  middle page of the huge folder by cursor, p50   ${ms(f.middleCursorP50Ms)}  (${(f.middleCursorP50Ms / f.smallFirstP50Ms).toFixed(2)}x page 1; target <= 1.5x)`,
   )
-  const natural = (label: string, value: number, name: number) =>
+  const pair = (label: string, { nameP50Ms, naturalP50Ms }: OrderPair, target: string) =>
     log(
-      `  order=name_natural: ${label} ${ms(value)}  (${(value / name).toFixed(2)}x the name order; target <= 1.3x)`,
+      `  ${label.padEnd(36)} ${ms(nameP50Ms)} -> ${ms(naturalP50Ms)}  (${(naturalP50Ms / nameP50Ms).toFixed(2)}x${target})`,
     )
-  natural('page 1 of a small folder, p50    ', f.natural.smallFirstP50Ms, f.smallFirstP50Ms)
-  natural('middle page by offset, p50       ', f.natural.middleOffsetP50Ms, f.middleOffsetP50Ms)
-  natural('middle page by cursor, p50       ', f.natural.middleCursorP50Ms, f.middleCursorP50Ms)
+  const { orders } = f
+  log(`  order=name -> order=name_natural, the huge folder, p50 (limits 100 down to ${101 - ORDER_SAMPLES}):`)
+  pair('page 1, uncached', orders.firstUncached, '; target <= 1.3x')
+  pair('page 1, cached', orders.firstCached, '')
+  pair('middle page by offset, uncached', orders.middleOffsetUncached, '; target <= 1.3x')
+  pair('middle page by offset, cached', orders.middleOffsetCached, '')
+  pair('middle page by cursor, uncached', orders.middleCursorUncached, '; target <= 1.3x')
+  pair('middle page by cursor, cached', orders.middleCursorCached, '')
   log(
     `  walk of all ${f.walkPages} pages by next            ${f.walkSeconds.toFixed(2)} s  (${f.walkRatio.toFixed(2)}x pages x p50(page 1); target <= 1.5x)`,
   )
