@@ -101,6 +101,68 @@ describe('folder-service folder rename, move, list, delete', { concurrency: true
         assert.deepEqual(names, children.map((c) => c.name).sort())
       })
 
+      it('`--order name_natural`: `folder list` across batches and `folder tree` in natural order', async () => {
+        const KIM = 'f0000000-0000-4000-8000-000000000003'
+        const NAT = id(0x200)
+        // 1,234 numbered names in scattered order, and the tie-breaks: F1 before f1 (code
+        // points), f01 after both (more digits)
+        const numbered = Array.from({ length: 1234 }, (_, i) => `f${((i * 7) % 1234) + 1}`)
+        const natural = ['F1', 'f1', 'f01', ...Array.from({ length: 1233 }, (_, i) => `f${i + 2}`)]
+        const children = [...numbered, 'F1', 'f01'].map((name) => ({ name, folder_id: NAT, owner_id: KIM }))
+        await db.store.importData(
+          validateImport(
+            {
+              users: [{ id: KIM, username: 'kim' }],
+              folders: [
+                { id: NAT, name: 'x10', owner_id: KIM },
+                { id: id(0x201), name: 'x9', owner_id: KIM },
+                { id: id(0x202), name: 'y10', folder_id: id(0x201), owner_id: KIM },
+                { id: id(0x203), name: 'Y2', folder_id: id(0x201), owner_id: KIM },
+                ...children,
+              ],
+            },
+            Date.now(),
+          ),
+        )
+        const [naturally, byName, tree, bad] = await runAll([
+          [
+            'folder',
+            'list',
+            '--user',
+            'kim',
+            '--parent',
+            NAT,
+            '--order',
+            'name_natural',
+            '--json',
+            '--db',
+            db.url,
+          ],
+          ['folder', 'list', '--user', 'kim', '--parent', NAT, '--order', 'name', '--json', '--db', db.url],
+          ['folder', 'tree', '--user', 'kim', '--order', 'name_natural', '--db', db.url],
+          ['folder', 'list', '--user', 'kim', '--order', 'natural', '--db', db.url],
+        ])
+        const names = (run: typeof naturally) =>
+          (JSON.parse(run!.stdout) as { name: string }[]).map((f) => f.name)
+        assertOk(naturally!)
+        assert.deepEqual(names(naturally), natural)
+        assertOk(byName!)
+        assert.deepEqual(names(byName), [...natural].sort())
+        assertOk(tree!)
+        const lines = tree!.stdout.trimEnd().split('\n')
+        assert.deepEqual(lines.slice(0, 4), [
+          `x9/  ${id(0x201)}`,
+          `  Y2/  ${id(0x203)}`,
+          `  y10/  ${id(0x202)}`,
+          `x10/  ${NAT}`,
+        ])
+        assert.deepEqual(
+          lines.slice(4).map((line) => line.trim().split('/')[0]),
+          natural,
+        )
+        assertOneLineError(bad!, /--order.*natural/, ['folder', 'list', '--order', 'natural'])
+      })
+
       it('`folder list` of a deleted, foreign or unknown parent, or an unknown user, fails with one line', async () => {
         const commands = [
           ['folder', 'list', '--user', 'ida', '--parent', OLD],

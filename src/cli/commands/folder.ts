@@ -1,5 +1,7 @@
 import { Option, type Command } from 'commander'
 import { normaliseName, validateImport } from '../../import/validate-import.js'
+import { DEFAULT_ORDER, LISTING_ORDERS, type ListingOrder } from '../../ordering/listing-orders.js'
+import { compareKeys, naturalKey } from '../../ordering/natural-key.js'
 import type { FolderRecord, FolderRow, MoveOutcome, Store } from '../../store/store.js'
 import { folderLine, writeFolderLines, writeTree } from '../folder-lines.js'
 import { requireUser, requireUuid } from '../lookups.js'
@@ -12,6 +14,28 @@ import { ownRecords, print, UsageError, withStore, type DbOptions } from '../run
  */
 
 type JsonOption = DbOptions & { json?: boolean }
+type ListOptions = JsonOption & { user: string; order: ListingOrder }
+
+/** `--order`, as GET /v1/folders takes `order` (docs/api.md "Natural order"). */
+const orderOption = () =>
+  new Option(
+    '--order <order>',
+    'name (by code point) or name_natural (numbers by value, case and accents folded)',
+  )
+    .choices(LISTING_ORDERS)
+    .default(DEFAULT_ORDER)
+
+/**
+ * Folders given in the name order (name, created_at, id), put in `order`. The natural order
+ * is its sort key first, then those same tie-breaks, so a stable sort by the key alone gives it.
+ */
+function inOrder<T extends Pick<FolderRow, 'name'>>(folders: T[], order: ListingOrder): T[] {
+  if (order === 'name') return folders
+  return folders
+    .map((folder) => ({ folder, key: naturalKey(folder.name) }))
+    .sort((a, b) => compareKeys(a.key, b.key))
+    .map(({ folder }) => folder)
+}
 
 /** `folder list` reads the listing in slices of this many, by seeking the listing index. */
 const LIST_BATCH = 1000
@@ -35,8 +59,9 @@ async function directSubfolders(
   store: Store,
   ownerId: string,
   parentId: string | null,
+  order: ListingOrder,
 ): Promise<FolderRow[] | null> {
-  const first = await store.listFolders({ ownerId, parentId, page: 1, limit: LIST_BATCH })
+  const first = await store.listFolders({ ownerId, parentId, page: 1, limit: LIST_BATCH, order })
   if (first === null) return null
   const folders = [...first.folders]
   for (let batch = first.folders; batch.length === LIST_BATCH;) {
@@ -46,6 +71,7 @@ async function directSubfolders(
       parentId,
       page: 1,
       limit: LIST_BATCH,
+      order,
       seek: { direction: 'after', key: { name: last.name, created_at: last.created_at, id: last.id } },
     })
     // The parent went away meanwhile: what was read is still an answer.
@@ -176,13 +202,14 @@ function registerList(folder: Command): void {
     .description("print a folder's direct sub-folders (default: the user's root) in listing order")
     .requiredOption('--user <user>', 'username or user id')
     .option('--parent <id>', 'the folder whose sub-folders are listed (default: the root)')
+    .addOption(orderOption())
     .option('--db <url>', 'database URL')
     .option('--json', 'print the folders as JSON')
-    .action((options: JsonOption & { user: string; parent?: string }) =>
+    .action((options: ListOptions & { parent?: string }) =>
       withStore(options, async (store) => {
         const owner = await requireUser(store, options.user)
         const parentId = options.parent === undefined ? null : requireUuid(options.parent, '--parent')
-        const folders = await directSubfolders(store, owner.id, parentId)
+        const folders = await directSubfolders(store, owner.id, parentId, options.order)
         if (folders === null) throw new UsageError(`no live folder ${parentId} of ${owner.username}`)
         if (options.json) print(true, folders.map(shown), () => '')
         else writeFolderLines(folders.map(folderLine))
@@ -195,12 +222,13 @@ function registerTree(folder: Command): void {
     .command('tree')
     .description("print a user's live folder tree")
     .requiredOption('--user <user>', 'username or user id')
+    .addOption(orderOption())
     .option('--db <url>', 'database URL')
     .option('--json', 'print the folders as JSON')
-    .action((options: JsonOption & { user: string }) =>
+    .action((options: ListOptions) =>
       withStore(options, async (store) => {
         const owner = await requireUser(store, options.user)
-        const folders = await store.listLiveFolders(owner.id)
+        const folders = inOrder(await store.listLiveFolders(owner.id), options.order)
         if (options.json) print(true, folders.map(shown), () => '')
         else writeTree(folders)
       }),
