@@ -179,6 +179,19 @@ for (const backend of listingBackends()) {
       )
     })
 
+    it("stores a folder's new key when the service renames it, so the next read completes none", async () => {
+      const parent = await newParent()
+      await addChildren(parent, [
+        { id: uuid('a7b00000', 1), name: 'doc 10', created_at: T0 },
+        { id: uuid('a7b00000', 2), name: 'doc 2', created_at: T0 },
+      ])
+      assert.deepEqual(await names(natural(parent)), ['doc 2', 'doc 10'])
+      assert.equal(await store.renameFolder(uuid('a7b00000', 1), 'doc 1', T0 + 1), true)
+      const unkeyed = 'SELECT count(*) FROM folders WHERE folder_id = ? AND name_key IS NULL'
+      assert.equal(await sql.value(unkeyed, parent), 0, 'the rename stored the key')
+      assert.deepEqual(await names(natural(parent)), ['doc 1', 'doc 2'])
+    })
+
     it(
       "sorts right after Debian's sqlite3 command line inserts and renames",
       { skip: backend.name !== 'sqlite' ? 'SQLite only' : !hasSqliteCli() && 'no sqlite3 command line' },

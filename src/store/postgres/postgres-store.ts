@@ -854,10 +854,13 @@ export class PostgresStore implements Store {
 
   async renameFolder(folderId: string, name: string, now: number): Promise<boolean> {
     if (!isStoredId(folderId)) return false
+    // The new name's natural key in the same statement: the next natural read has nothing to
+    // complete (folders_name_key_stale clears the key only when it is left unchanged).
     const { rowCount } = await this.db.query(
       {
-        text: 'UPDATE folders SET name = $2, updated_at = $3::timestamptz WHERE id = $1 AND NOT is_deleted',
-        values: [folderId, name, formatTimestamp(now)],
+        text: `UPDATE folders SET name = $2, updated_at = $3::timestamptz, name_key = $4
+                WHERE id = $1 AND NOT is_deleted`,
+        values: [folderId, name, formatTimestamp(now), Buffer.from(naturalKey(name))],
       },
       WRITE,
     )

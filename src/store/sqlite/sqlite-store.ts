@@ -595,11 +595,15 @@ export class SqliteStore implements Store {
   }
 
   renameFolder(folderId: string, name: string, now: number): Promise<boolean> {
+    // The new name's natural key in the same statement: the next natural read has nothing to
+    // complete (folders_name_key_stale clears the key only when it is left unchanged).
     return this.run(
       () =>
         this.db
-          .prepare('UPDATE folders SET name = ?, updated_at = ? WHERE id = ? AND is_deleted = 0')
-          .run(name, now, folderId).changes > 0,
+          .prepare(
+            'UPDATE folders SET name = ?, updated_at = ?, name_key = ? WHERE id = ? AND is_deleted = 0',
+          )
+          .run(name, now, Buffer.from(naturalKey(name)), folderId).changes > 0,
     )
   }
 
