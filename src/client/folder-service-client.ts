@@ -3,6 +3,7 @@ import type { FolderChanges as FolderChangesSchema } from '../schemas/changes.js
 import type { Folder as FolderSchema, FolderList as FolderListSchema } from '../schemas/folder.js'
 import type { FolderTreeBody as TreeBody } from '../schemas/tree.js'
 import type { ListingOrder } from '../ordering/listing-orders.js'
+import { FOLDER_CHANGES_PATH, FOLDER_TREE_PATH, LIST_FOLDERS_PATH } from '../api/paths.js'
 import { readBoundedText } from './bounded-body.js'
 import { asProblem, FolderServiceError, nonsenseAnswer } from './folder-service-error.js'
 import { parseLinkHeader, type PageLinks } from './link-header.js'
@@ -34,9 +35,7 @@ export type FolderTreeBody = TreeBody
 /** One entry of a tree answer: `upsert` (with `previous_folder_id` after a move), `remove` (with its subtree) or `owner`. */
 export type TreeEntry = TreeBody['changes'][number]
 
-export const LIST_FOLDERS_PATH = '/v1/folders'
-export const FOLDER_CHANGES_PATH = '/v1/folders/changes'
-export const FOLDER_TREE_PATH = '/v1/folders/tree'
+export { FOLDER_CHANGES_PATH, FOLDER_TREE_PATH, LIST_FOLDERS_PATH }
 const SESSION_ID = /^[0-9A-Fa-f-]{1,64}$/
 const CACHED_PAGES = 100
 /** The service's bound on `wait` (seconds). */
