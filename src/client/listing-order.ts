@@ -1,6 +1,7 @@
 import { compareCodePoints } from '../ordering/code-points.js'
+import type { ListingOrder } from '../ordering/listing-orders.js'
 import { compareKeys, naturalKey } from '../ordering/natural-key.js'
-import type { Folder, ListingOrder } from './folder-service-client.js'
+import type { Folder } from './types.js'
 
 /**
  * The listing's order (docs/api.md "Sorting"): name in Unicode code point order, then
