@@ -55,8 +55,8 @@ if (diagnostics.length > 0) {
   )
 }
 
-const clientFile = join(SRC, 'client', 'folder-service-client.ts')
-const clientTypes = join(DIST, 'client', 'folder-service-client.d.ts')
+const clientFile = join(SRC, 'client', 'types.ts')
+const clientTypes = join(DIST, 'client', 'types.d.ts')
 let client = readFileSync(clientTypes, 'utf8')
 client = replaceOnce(client, /^import type \{ Static \} from '@sinclair\/typebox';\n/m, '', clientTypes)
 client = replaceOnce(client, /^import type \{[^}]*\} from '\.\.\/schemas\/changes\.js';\n/m, '', clientTypes)

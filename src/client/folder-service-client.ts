@@ -1,185 +1,57 @@
-import type { Static } from '@sinclair/typebox'
-import type { FolderChanges as FolderChangesSchema } from '../schemas/changes.js'
-import type { Folder as FolderSchema, FolderList as FolderListSchema } from '../schemas/folder.js'
-import type { FolderTreeBody as TreeBody } from '../schemas/tree.js'
-import type { ListingOrder } from '../ordering/listing-orders.js'
-import { readBoundedText } from './bounded-body.js'
-import { asProblem, FolderServiceError, nonsenseAnswer } from './folder-service-error.js'
+import { FOLDER_CHANGES_PATH, FOLDER_TREE_PATH, LIST_FOLDERS_PATH } from '../api/paths.js'
+import { nonsenseAnswer } from './folder-service-error.js'
 import { parseLinkHeader, type PageLinks } from './link-header.js'
-import { MAX_TIMER_MS, retryAfterMs, sleep } from './retry-after.js'
+import { badResponse, parseJson, Transport, type Answer, type TransportOptions } from './transport.js'
 import { followTree, type TreeBatch, type TreeOptions } from './tree.js'
+import type {
+  ChangesParams,
+  Folder,
+  FolderChanges,
+  FolderList,
+  FolderPage,
+  FolderTreeBody,
+  ListFoldersParams,
+  RequestOptions,
+  TreeParams,
+  WalkOptions,
+} from './types.js'
 import { watchFolder, type WatchBatch, type WatchOptions } from './watch.js'
 
 /**
- * Typed client of GET /v1/folders and GET /v1/folders/changes on the platform `fetch`, for
- * Node 20 and browsers alike (nothing in this module graph imports Node built-ins or runtime
- * packages: the schema imports are types only). Pages come back with their parsed `Link`
- * relations and ETag; `walk` follows `next` exactly as the service wrote it, so whatever the
- * link carries (a continuation cursor included) reaches the service unchanged.
+ * Typed client of GET /v1/folders, GET /v1/folders/changes and GET /v1/folders/tree, for
+ * Node 20 and browsers alike: the API (pages, walks, the feeds and what follows them) on
+ * the transport of transport.ts. Pages come back with their parsed `Link` relations and
+ * ETag; `walk` follows `next` exactly as the service wrote it, so whatever the link carries
+ * (a continuation cursor included) reaches the service unchanged.
  *
  * Every request is bounded: in time (`timeoutMs`), in body size (`maxResponseBytes`), and a
  * walk never follows a `next` link twice.
  */
 
-/** A folder as the service serialises it (the server's own TypeBox schema). */
-export type Folder = Static<typeof FolderSchema>
-/** The body of a listing page (the server's own TypeBox schema). */
-export type FolderList = Static<typeof FolderListSchema>
-/** The body of a changes answer (the server's own TypeBox schema). */
-export type FolderChanges = Static<typeof FolderChangesSchema>
-/** One entry of a changes answer: `upsert`, `remove` or `owner`. */
-export type FolderChange = FolderChanges['changes'][number]
-/** The body of a tree answer (the server's own TypeBox schema). */
-export type FolderTreeBody = TreeBody
-/** One entry of a tree answer: `upsert` (with `previous_folder_id` after a move), `remove` (with its subtree) or `owner`. */
-export type TreeEntry = TreeBody['changes'][number]
-
-export const LIST_FOLDERS_PATH = '/v1/folders'
-export const FOLDER_CHANGES_PATH = '/v1/folders/changes'
-export const FOLDER_TREE_PATH = '/v1/folders/tree'
-const SESSION_ID = /^[0-9A-Fa-f-]{1,64}$/
 const CACHED_PAGES = 100
 /** The service's bound on `wait` (seconds). */
 export const MAX_WAIT_SECONDS = 60
 
-export interface FolderServiceClientOptions {
-  /** where the service is, e.g. `http://127.0.0.1:3000` (a path prefix is kept) */
-  baseUrl: string | URL
-  /**
-   * Sent as the `session_id` cookie. Leave it out in a browser: there the page's own cookie
-   * goes with every same-origin request, and scripts may not set a Cookie header.
-   */
-  sessionId?: string
-  /** defaults to the global fetch */
-  fetch?: typeof fetch
-  /** retries of a 429 or 503 answer, each after its Retry-After; default 2 */
-  maxRetries?: number
-  /**
-   * The longest Retry-After worth waiting for (ms, default 30 000); a longer one fails at once
-   * with the error, whose retryAfterMs says how long the service asked for. A retry never
-   * comes sooner than the service asked, however long that is.
-   */
-  maxRetryDelayMs?: number
+export interface FolderServiceClientOptions extends TransportOptions {
   /**
    * Send If-None-Match with the ETag of the last page fetched from the same URL and reuse
    * that page on 304 (the last 100 pages are kept). Default false.
    */
   conditionalRequests?: boolean
-  /**
-   * How long one request may take, answer and body (ms, default 30 000; `Infinity`: no
-   * limit). A changes request with `wait` gets the wait on top. Past it: error TIMEOUT.
-   */
-  timeoutMs?: number
-  /**
-   * The largest answer body read (bytes, default 8 MiB: a full page of changes is well
-   * below 4 MiB). A larger one is BAD_RESPONSE, and no more of it is read.
-   */
-  maxResponseBytes?: number
-}
-
-export interface ListFoldersParams {
-  /** parent folder; absent or null: the root */
-  folderId?: string | null
-  page?: number
-  limit?: number
-  /** a continuation token, exactly as found in a `next` or `prev` link */
-  cursor?: string
-  /** absent: `name` (code point order); `name_natural`: a file manager's order */
-  order?: ListingOrder
-}
-
-export type { ListingOrder }
-
-export interface ChangesParams {
-  /** the folder whose direct sub-folders are followed; absent or null: the root */
-  folderId?: string | null
-  /** from a changes answer or a page's `changesCursor`; absent: start now (no changes, a fresh cursor) */
-  cursor?: string
-  /** most entries in one answer (the service's default 100 when absent; at most 1000) */
-  limit?: number
-  /** seconds (0 to 60) the service may hold the answer while nothing follows the cursor */
-  wait?: number
-}
-
-export interface TreeParams {
-  /** the folder whose subtree is followed; absent or null: the user's whole tree */
-  root?: string | null
-  /** from a tree answer; absent: start a new download */
-  cursor?: string
-  /** most entries in one answer (the service's default 100 when absent; at most 1000) */
-  limit?: number
-  /** seconds (0 to 60) the service may hold the answer while nothing is pending */
-  wait?: number
-}
-
-export interface RequestOptions {
-  signal?: AbortSignal
-}
-
-export interface WalkOptions extends RequestOptions {
-  /** page size of the walk (the service's default when absent; at most 100) */
-  limit?: number
-  /** the order of the walk (absent: the service's default, `name`) */
-  order?: ListingOrder
-}
-
-export interface FolderPage {
-  body: FolderList
-  /** the relations of the `Link` header as absolute URLs */
-  links: PageLinks
-  /**
-   * The cursor of the page's `rel="changes"` link: `changes()` from it gives what changed in
-   * the folder since this page was read. Null when the service sent no such link.
-   */
-  changesCursor: string | null
-  /** the strong ETag of the body, or null when the service sent none */
-  etag: string | null
-  /** true when the service answered 304 and this is the page kept from before */
-  notModified: boolean
-  /** the URL that was requested */
-  url: string
-}
-
-/** Without an explicit Retry-After: 0.5 s, 1 s, 2 s, ... */
-const fallbackDelay = (attempt: number) => 500 * 2 ** attempt
-
-/** An answer whose body was read within the bounds (null body: a 304). */
-interface Answer {
-  response: Response
-  text: string | null
 }
 
 export class FolderServiceClient {
-  readonly #base: URL
-  readonly #headers: Record<string, string>
-  readonly #fetch: typeof fetch
-  readonly #maxRetries: number
-  readonly #maxRetryDelayMs: number
-  readonly #timeoutMs: number
-  readonly #maxResponseBytes: number
+  readonly #transport: Transport
   readonly #cache: Map<string, FolderPage> | null
 
   constructor(options: FolderServiceClientOptions) {
-    const base = new URL(options.baseUrl)
-    if (!base.pathname.endsWith('/')) base.pathname += '/'
-    this.#base = base
-    this.#headers = { accept: 'application/json, application/problem+json' }
-    if (options.sessionId !== undefined) {
-      // Checked here so that a value can never smuggle another cookie or header in.
-      if (!SESSION_ID.test(options.sessionId)) throw new TypeError('sessionId must be a UUID')
-      this.#headers.cookie = `session_id=${options.sessionId}`
-    }
-    this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
-    this.#maxRetries = options.maxRetries ?? 2
-    this.#maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000
-    this.#timeoutMs = positive('timeoutMs', options.timeoutMs ?? 30_000)
-    this.#maxResponseBytes = positive('maxResponseBytes', options.maxResponseBytes ?? 8 * 1024 * 1024)
+    this.#transport = new Transport(options)
     this.#cache = options.conditionalRequests === true ? new Map() : null
   }
 
   /** The URL of one listing page. */
   listFoldersUrl(params: ListFoldersParams = {}): string {
-    return this.#url(LIST_FOLDERS_PATH, [
+    return this.#transport.url(LIST_FOLDERS_PATH, [
       ['folder_id', params.folderId],
       ['page', params.page],
       ['limit', params.limit],
@@ -190,7 +62,7 @@ export class FolderServiceClient {
 
   /** The URL of one changes request. */
   changesUrl(params: ChangesParams = {}): string {
-    return this.#url(FOLDER_CHANGES_PATH, [
+    return this.#transport.url(FOLDER_CHANGES_PATH, [
       ['folder_id', params.folderId],
       ['cursor', params.cursor],
       ['limit', params.limit],
@@ -200,7 +72,7 @@ export class FolderServiceClient {
 
   /** The URL of one tree request. */
   treeUrl(params: TreeParams = {}): string {
-    return this.#url(FOLDER_TREE_PATH, [
+    return this.#transport.url(FOLDER_TREE_PATH, [
       ['root', params.root],
       ['cursor', params.cursor],
       ['limit', params.limit],
@@ -219,8 +91,8 @@ export class FolderServiceClient {
    * must never go anywhere else.
    */
   follow(href: string, options: RequestOptions = {}): Promise<FolderPage> {
-    const url = new URL(href, this.#base)
-    if (url.origin !== this.#base.origin) {
+    const url = new URL(href, this.#transport.base)
+    if (url.origin !== this.#transport.base.origin) {
       return Promise.reject(new TypeError(`refusing to follow a link to another origin: ${url.origin}`))
     }
     return this.#getPage(url.href, options.signal)
@@ -316,7 +188,7 @@ export class FolderServiceClient {
     wait: number | undefined,
     signal: AbortSignal | undefined,
   ): Promise<Body> {
-    const answer = await this.#request(url, this.#headers, signal, this.#timeoutMs + (wait ?? 0) * 1000)
+    const answer = await this.#transport.get(url, { signal, heldMs: (wait ?? 0) * 1000 })
     const body = parseJson(answer, url, 'the changes answer')
     const changes = body as { changes?: unknown; cursor?: unknown; has_more?: unknown } | null
     if (
@@ -329,18 +201,9 @@ export class FolderServiceClient {
     return body as Body
   }
 
-  #url(path: string, query: [string, string | number | null | undefined][]): string {
-    const url = new URL(path.slice(1), this.#base)
-    for (const [name, value] of query) {
-      if (value !== undefined && value !== null) url.searchParams.set(name, String(value))
-    }
-    return url.href
-  }
-
   async #getPage(url: string, signal: AbortSignal | undefined): Promise<FolderPage> {
     const cached = this.#cache?.get(url)
-    const headers = cached?.etag == null ? this.#headers : { ...this.#headers, 'if-none-match': cached.etag }
-    const answer = await this.#request(url, headers, signal, this.#timeoutMs)
+    const answer = await this.#transport.get(url, { signal, etag: cached?.etag })
     if (answer.text === null && cached !== undefined) {
       // The body is the one kept; a Link header on the 304 is newer than the kept one (its
       // changes cursor is the present's).
@@ -350,90 +213,6 @@ export class FolderServiceClient {
       return { ...cached, links, changesCursor: changesCursorOf(links), notModified: true }
     }
     return this.#remember(url, readPage(answer, url))
-  }
-
-  /** One GET, retried on 429/503 after their Retry-After; any other problem is thrown typed. */
-  async #request(
-    url: string,
-    headers: Record<string, string>,
-    signal: AbortSignal | undefined,
-    timeoutMs: number,
-  ): Promise<Answer> {
-    for (let attempt = 0; ; attempt++) {
-      const answer = await this.#exchange(url, headers, signal, timeoutMs)
-      const status = answer.response.status
-      if (status === 200 || (status === 304 && headers['if-none-match'] !== undefined)) return answer
-      const error = readError(answer, url)
-      const retryable = status === 429 || status === 503
-      const delay = error.retryAfterMs ?? fallbackDelay(attempt)
-      if (!retryable || attempt >= this.#maxRetries || delay > this.#maxRetryDelayMs) throw error
-      await sleep(delay, signal)
-    }
-  }
-
-  /** One request and its body, within timeoutMs and maxResponseBytes. */
-  async #exchange(
-    url: string,
-    headers: Record<string, string>,
-    signal: AbortSignal | undefined,
-    timeoutMs: number,
-  ): Promise<Answer> {
-    // One controller for the caller's abort and the time limit (AbortSignal.any is too new
-    // for some browsers still in use).
-    const controller = new AbortController()
-    const onAbort = () => controller.abort(signal?.reason)
-    signal?.addEventListener('abort', onAbort, { once: true })
-    if (signal?.aborted) onAbort()
-    const timer =
-      timeoutMs === Infinity
-        ? undefined
-        : setTimeout(() => controller.abort(new Error('timeout')), Math.min(timeoutMs, MAX_TIMER_MS))
-    const fail = (cause: unknown): FolderServiceError | Error => {
-      if (signal?.aborted) return signal.reason as Error
-      const timedOut = controller.signal.aborted
-      return new FolderServiceError({
-        status: 0,
-        code: timedOut ? 'TIMEOUT' : 'NETWORK_ERROR',
-        detail: timedOut
-          ? `no complete answer within ${timeoutMs} ms`
-          : cause instanceof Error
-            ? cause.message
-            : String(cause),
-        requestId: null,
-        url,
-        cause,
-      })
-    }
-    try {
-      let response: Response
-      try {
-        // Cookies are sent by the browser for the page's own origin; the Cookie header (Node) is ours.
-        response = await this.#fetch(url, { headers, signal: controller.signal, credentials: 'same-origin' })
-      } catch (cause) {
-        throw fail(cause)
-      }
-      if (response.status === 304) {
-        await response.body?.cancel().catch(() => undefined)
-        return { response, text: null }
-      }
-      let text: string | null
-      try {
-        text = await readBoundedText(response, this.#maxResponseBytes)
-      } catch (cause) {
-        throw fail(cause)
-      }
-      if (text === null) {
-        throw badResponse(
-          response,
-          url,
-          `the answer is larger than ${this.#maxResponseBytes} bytes (maxResponseBytes)`,
-        )
-      }
-      return { response, text }
-    } finally {
-      clearTimeout(timer)
-      signal?.removeEventListener('abort', onAbort)
-    }
   }
 
   #remember(url: string, page: FolderPage): FolderPage {
@@ -446,21 +225,8 @@ export class FolderServiceClient {
   }
 }
 
-function positive(name: string, value: number): number {
-  if (!(value > 0)) throw new RangeError(`${name} must be a positive number`)
-  return value
-}
-
 function changesCursorOf(links: PageLinks): string | null {
   return links.changes === undefined ? null : new URL(links.changes).searchParams.get('cursor')
-}
-
-function parseJson(answer: Answer, url: string, what: string): unknown {
-  try {
-    return JSON.parse(answer.text ?? '') as unknown
-  } catch (cause) {
-    throw badResponse(answer.response, url, `${what} is not JSON`, cause)
-  }
 }
 
 function readPage(answer: Answer, url: string): FolderPage {
@@ -478,34 +244,4 @@ function readPage(answer: Answer, url: string): FolderPage {
     notModified: false,
     url,
   }
-}
-
-function readError({ response, text }: Answer, url: string): FolderServiceError {
-  let body: unknown = null
-  try {
-    body = JSON.parse(text ?? '')
-  } catch {
-    // not JSON: reported as BAD_RESPONSE below
-  }
-  const problem = asProblem(body)
-  if (problem === null) return badResponse(response, url, `HTTP ${response.status} without problem details`)
-  return new FolderServiceError({
-    status: response.status,
-    code: problem.code,
-    detail: problem.detail,
-    requestId: problem.request_id ?? response.headers.get('x-request-id'),
-    url,
-    retryAfterMs: retryAfterMs(response.headers.get('retry-after')),
-  })
-}
-
-function badResponse(response: Response, url: string, detail: string, cause?: unknown): FolderServiceError {
-  return new FolderServiceError({
-    status: response.status,
-    code: 'BAD_RESPONSE',
-    detail,
-    requestId: response.headers.get('x-request-id'),
-    url,
-    cause,
-  })
 }

@@ -1,4 +1,4 @@
-import type { Folder, TreeEntry } from './folder-service-client.js'
+import type { Folder, TreeEntry } from './types.js'
 import { compareFolders } from './listing-order.js'
 
 /**

@@ -1,27 +1,12 @@
-import type { Folder, ListingOrder } from './folder-service-client.js'
+import { compareCodePoints } from '../ordering/code-points.js'
+import type { ListingOrder } from '../ordering/listing-orders.js'
 import { compareKeys, naturalKey } from '../ordering/natural-key.js'
+import type { Folder } from './types.js'
 
 /**
  * The listing's order (docs/api.md "Sorting"): name in Unicode code point order, then
- * created_at, then id. JavaScript compares strings by UTF-16 code unit, which puts U+E000
- * to U+FFFF after the surrogates of U+10000 and above; shifting the code units as below
- * restores code point order (the surrogates move above every other BMP unit).
+ * created_at, then id.
  */
-
-function codePointKey(unit: number): number {
-  if (unit >= 0xd800 && unit <= 0xdfff) return unit + 0x2000
-  return unit >= 0xe000 ? unit - 0x800 : unit
-}
-
-export function compareCodePoints(a: string, b: string): number {
-  const length = Math.min(a.length, b.length)
-  for (let i = 0; i < length; i++) {
-    const x = a.charCodeAt(i)
-    const y = b.charCodeAt(i)
-    if (x !== y) return codePointKey(x) - codePointKey(y)
-  }
-  return a.length - b.length
-}
 
 /** Timestamps share one format (UTC, milliseconds, `Z`) and ids are lower case: plain comparison orders them. */
 const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)

@@ -1,4 +1,4 @@
-import type { FolderTreeBody, RequestOptions, TreeEntry, TreeParams } from './folder-service-client.js'
+import type { FolderTreeBody, RequestOptions, TreeEntry, TreeParams } from './types.js'
 import type { Backoff } from './feed-pacing.js'
 import { followFeed, restartOnExpiry } from './follow-feed.js'
 import { FolderTree } from './folder-tree.js'

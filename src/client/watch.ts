@@ -7,7 +7,7 @@ import type {
   ListingOrder,
   RequestOptions,
   WalkOptions,
-} from './folder-service-client.js'
+} from './types.js'
 import type { Backoff } from './feed-pacing.js'
 import { nonsenseAnswer } from './folder-service-error.js'
 import { followFeed, restartOnExpiry } from './follow-feed.js'

@@ -9,12 +9,9 @@ import { parameterProblems } from '../http/problems.js'
 import { refuseOtherMethods } from '../http/method-not-allowed.js'
 import { changesRequest, type ChangesFeed } from '../feed/changes.js'
 import type { EventStreamOptions } from '../http/event-stream.js'
-import { LIST_PATH } from './folders.js'
+import { FOLDER_CHANGES_PATH } from '../api/paths.js'
 
 /** GET /v1/folders/changes: what changed among the direct sub-folders of one parent. */
-
-/** Where a listing's rel="changes" link points (see http/pagination-links.ts). */
-export const CHANGES_PATH = `${LIST_PATH}/changes`
 
 export interface ChangesRouteOptions {
   /** authenticates every request (the session lookup also reads the listing generation) */
@@ -50,10 +47,10 @@ export const changesRoutes: FastifyPluginCallbackTypebox<ChangesRouteOptions> = 
     schemaErrorFormatter: parameterProblems(CHANGES_PARAMETER_RULES),
     onRequest: authenticate(store),
   }
-  app.get(CHANGES_PATH, routeOptions, (request, reply) =>
+  app.get(FOLDER_CHANGES_PATH, routeOptions, (request, reply) =>
     answer(request, reply, changesRequest(request.query)),
   )
 
-  refuseOtherMethods(app, CHANGES_PATH, CHANGES_METHODS)
+  refuseOtherMethods(app, FOLDER_CHANGES_PATH, CHANGES_METHODS)
   done()
 }

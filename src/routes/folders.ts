@@ -14,10 +14,9 @@ import { paginationLinks } from '../http/pagination-links.js'
 import { listingKey, listingQuery, type ListingPage, type Listings } from '../listing/listing.js'
 import { problems } from '../http/problems.js'
 import { refuseOtherMethods } from '../http/method-not-allowed.js'
+import { LIST_FOLDERS_PATH } from '../api/paths.js'
 
 /** GET /v1/folders: the direct sub-folders of one parent, for the session's user. */
-
-export const LIST_PATH = '/v1/folders'
 
 export interface FoldersRouteOptions {
   /** authenticates every request (the session lookup also reads the listing generation) */
@@ -37,7 +36,7 @@ const LISTING_METHODS = ['GET', 'HEAD']
  */
 function finishedListing({ body, navigation }: ListingPage): CachedListing {
   const bytes = Buffer.from(folderListJson(body))
-  return { body: bytes, etag: strongEtag(bytes), link: paginationLinks(LIST_PATH, navigation) }
+  return { body: bytes, etag: strongEtag(bytes), link: paginationLinks(LIST_FOLDERS_PATH, navigation) }
 }
 
 /** Sends finished bytes; the ETag is preset, so the conditional-GET hook does not hash again. */
@@ -77,7 +76,7 @@ export const foldersRoutes: FastifyPluginCallbackTypebox<FoldersRouteOptions> = 
   app.addHook('onSend', conditionalGet)
 
   app.get(
-    LIST_PATH,
+    LIST_FOLDERS_PATH,
     { schema: listFoldersSchema, onRequest: authenticate(store) },
     async (request, reply) => {
       const user = request.sessionUser
@@ -101,6 +100,6 @@ export const foldersRoutes: FastifyPluginCallbackTypebox<FoldersRouteOptions> = 
     },
   )
 
-  refuseOtherMethods(app, LIST_PATH, LISTING_METHODS)
+  refuseOtherMethods(app, LIST_FOLDERS_PATH, LISTING_METHODS)
   done()
 }

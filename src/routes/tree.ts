@@ -1,6 +1,7 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox'
 import type { ServingStore } from '../store/store.js'
-import { FolderTree, TREE_PATH } from '../schemas/tree.js'
+import { FolderTree } from '../schemas/tree.js'
+import { FOLDER_TREE_PATH } from '../api/paths.js'
 import { TREE_PARAMETER_RULES, TreeQuery } from '../schemas/tree-query.js'
 import { parameterProblems } from '../http/problems.js'
 import type { EventStreamOptions } from '../http/event-stream.js'
@@ -44,8 +45,10 @@ export const treeRoutes: FastifyPluginCallbackTypebox<TreeRouteOptions> = (
     schemaErrorFormatter: parameterProblems(TREE_PARAMETER_RULES),
     onRequest: authenticate(store),
   }
-  app.get(TREE_PATH, routeOptions, (request, reply) => answer(request, reply, treeRequest(request.query)))
+  app.get(FOLDER_TREE_PATH, routeOptions, (request, reply) =>
+    answer(request, reply, treeRequest(request.query)),
+  )
 
-  refuseOtherMethods(app, TREE_PATH, TREE_METHODS)
+  refuseOtherMethods(app, FOLDER_TREE_PATH, TREE_METHODS)
   done()
 }

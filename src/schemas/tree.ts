@@ -11,9 +11,6 @@ import { refTo } from './ref.js'
  * field it lacks can leak.
  */
 
-/** The path of the tree feed, shared with the client. */
-export const TREE_PATH = '/v1/folders/tree'
-
 const parentId = (description: string) => Type.Union([Uuid(), Type.Null()], { description })
 
 export const TreeUpsert = Type.Object(

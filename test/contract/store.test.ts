@@ -21,7 +21,7 @@ import {
   toRow,
   users,
 } from '../helpers/contract-data.js'
-import { compareCodePoints } from '../../bench/code-points.js'
+import { compareCodePoints } from '../../src/ordering/code-points.js'
 import { uuid } from '../helpers/ids.js'
 
 /**

@@ -1,7 +1,7 @@
 import type { ImportFileData } from '../../src/import/import-schema.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import type { FolderRow, ImportCounts, Store } from '../../src/store/store.js'
-import { compareCodePoints } from '../../bench/code-points.js'
+import { compareCodePoints } from '../../src/ordering/code-points.js'
 import type { Backend } from './backends.js'
 import { hashedUuid, uuid } from './ids.js'
 import { appFor, type TestApp } from './test-app.js'

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { compareCodePoints } from '../../src/client/listing-order.js'
+import { compareCodePoints } from '../../src/ordering/code-points.js'
 import {
   MAX_TOKEN_BYTES,
   NATURAL_KEY_VERSION,

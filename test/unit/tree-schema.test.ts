@@ -3,7 +3,8 @@ import { describe, it } from 'node:test'
 import { Ajv } from 'ajv'
 import addFormats from 'ajv-formats'
 import { SHARED_SCHEMAS } from '../../src/schemas/shared-schemas.js'
-import { TREE_PATH, type FolderTreeBody } from '../../src/schemas/tree.js'
+import type { FolderTreeBody } from '../../src/schemas/tree.js'
+import { FOLDER_TREE_PATH } from '../../src/api/paths.js'
 
 /** The tree feed's wire shape (docs/api.md "Folder tree"): what a body may and may not hold. */
 
@@ -33,7 +34,7 @@ const check = (value: unknown) => ajv.validate('FolderTree', value)
 
 describe('the folder tree body', () => {
   it('is served at /v1/folders/tree', () => {
-    assert.equal(TREE_PATH, '/v1/folders/tree')
+    assert.equal(FOLDER_TREE_PATH, '/v1/folders/tree')
   })
 
   it('holds upserts (with or without the previous parent), removes with the parent, owner entries', () => {
