@@ -7,13 +7,8 @@ import { SETTING_VARIABLES } from '../../src/config.js'
  */
 
 /**
- * Every setting the service reads from the environment (SETTINGS in src/config.ts). A
- * developer's shell may hold any of them; a child sees only those a test gives it.
- */
-export const SERVICE_SETTINGS = SETTING_VARIABLES
-
-/**
- * The environment of a child: ours without the service's settings and without the test
+ * The environment of a child: ours without the service's settings (a developer's shell may
+ * hold any of them; a child sees only those a test gives it) and without the test
  * runner's (its loader and coverage flags in NODE_OPTIONS, its NODE_TEST_* context, which
  * would make a child node process act as a test file). `extra` is then applied: a value
  * sets a variable, undefined removes it.
@@ -21,7 +16,7 @@ export const SERVICE_SETTINGS = SETTING_VARIABLES
 export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env }
   for (const name of Object.keys(env)) {
-    if (name === 'NODE_OPTIONS' || name.startsWith('NODE_TEST') || SERVICE_SETTINGS.includes(name)) {
+    if (name === 'NODE_OPTIONS' || name.startsWith('NODE_TEST') || SETTING_VARIABLES.includes(name)) {
       delete env[name]
     }
   }
