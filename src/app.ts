@@ -1,12 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import {
-  DEFAULT_LISTING_CACHE_MB,
-  DEFAULT_LONG_POLL_INTERVAL_MS,
-  DEFAULT_LONG_POLL_PER_SESSION,
-  DEFAULT_LONG_POLL_MAX_WAITERS,
-  type Config,
-} from './config.js'
+import type { Config } from './config.js'
 import type { ServingStore } from './store/store.js'
 import { corsPlugin } from './http/cors.js'
 import { drainPlugin } from './http/drain.js'
@@ -42,36 +36,12 @@ import { treeRoutes } from './routes/tree.js'
  * a socket, tests drive it with app.inject.
  */
 
-/**
- * The settings the app reads. The optional ones are off when absent (rate limiting, CORS,
- * proxy trust, the folder browser), so an embedding or a test states what it wants; the
- * server passes the whole validated Config.
- */
-export type AppConfig = Pick<Config, 'logLevel' | 'keepAliveTimeoutMs' | 'requestTimeoutMs'> &
-  Partial<
-    Pick<
-      Config,
-      | 'headersTimeoutMs'
-      | 'rateLimitPerMinute'
-      | 'authFailuresPerMinute'
-      | 'corsOrigins'
-      | 'trustProxy'
-      | 'listingCacheMb'
-      | 'folderBrowser'
-      | 'metricsPort'
-      | 'longPollMaxWaiters'
-      | 'longPollMaxPerSession'
-      | 'longPollIntervalMs'
-      | 'feedWakeups'
-    >
-  > & {
-    /** event streams' heartbeat, retry and lifetime, when not the defaults (tests shorten them) */
-    eventStream?: Partial<EventStreamOptions>
-  }
-
 export interface AppOptions {
   store: ServingStore
-  config: Readonly<AppConfig>
+  /** resolved, every setting present (loadConfig, or DEFAULTS completed by the caller) */
+  config: Readonly<Config>
+  /** event streams' heartbeat, retry and lifetime, when not the defaults (tests shorten them) */
+  eventStream?: Partial<EventStreamOptions>
   /**
    * pino options (e.g. `{ level: 'info', stream }` to capture the log), or false for
    * silence; defaults to JSON logs on stdout at config.logLevel. Options given here are
@@ -102,6 +72,7 @@ function loggerOptions(logger: AppOptions['logger'], level: string): FastifyServ
 export async function buildApp({
   store,
   config,
+  eventStream: eventStreamOptions,
   logger,
   metrics = new AppMetrics(),
 }: AppOptions): Promise<FastifyInstance> {
@@ -112,7 +83,7 @@ export async function buildApp({
     genReqId: requestIdFor,
     logController: completion,
     childLoggerFactory: lazyRequestLogger,
-    trustProxy: typeof config.trustProxy === 'object' ? [...config.trustProxy] : (config.trustProxy ?? false),
+    trustProxy: typeof config.trustProxy === 'object' ? [...config.trustProxy] : config.trustProxy,
     keepAliveTimeout: config.keepAliveTimeoutMs,
     requestTimeout: config.requestTimeoutMs,
     // While draining at shutdown, serve requests that still arrive on open connections (with
@@ -128,13 +99,14 @@ export async function buildApp({
   exposeRequestCompletion(app, completion)
   // The named response shapes the routes refer to by $ref (and the OpenAPI document names).
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
-  app.server.headersTimeout = Math.min(config.headersTimeoutMs ?? 20_000, config.requestTimeoutMs)
+  // Never above requestTimeoutMs: the configuration holds it there (Node requires it).
+  app.server.headersTimeout = config.headersTimeoutMs
 
   // Everything that changes the app is a plugin, registered in the order its hooks run.
   await app.register(sessionPlugin)
   await app.register(requestBasicsPlugin)
   await app.register(drainPlugin)
-  await app.register(corsPlugin, { origins: config.corsOrigins ?? [] })
+  await app.register(corsPlugin, { origins: config.corsOrigins })
 
   await app.register(problemsPlugin)
 
@@ -144,15 +116,15 @@ export async function buildApp({
   await app.register(openapiPlugin)
 
   // Public routes, limited per client address: a fresh cookie must not buy a fresh budget.
-  const rateLimitPerMinute = config.rateLimitPerMinute ?? 0
+  const { rateLimitPerMinute } = config
   await app.register(async (open) => {
     if (rateLimitPerMinute > 0)
       await open.register(rateLimitPlugin, { perMinute: rateLimitPerMinute, by: 'address' })
     await open.register(healthRoutes, { store: timedStore })
     await open.register(docsRoutes)
-    if (config.folderBrowser === true) await open.register(browserRoutes)
+    if (config.folderBrowser) await open.register(browserRoutes)
     // With METRICS_PORT set, /metrics is served on its own listener instead (server.ts).
-    if (config.metricsPort === undefined || config.metricsPort === null) {
+    if (config.metricsPort === null) {
       await open.register(metricsRoute, { metrics })
     }
   })
@@ -161,9 +133,9 @@ export async function buildApp({
   await app.register(async (api) => {
     if (rateLimitPerMinute > 0)
       await api.register(rateLimitPlugin, { perMinute: rateLimitPerMinute, by: 'session' })
-    const authFailures = authFailureBudget(config.authFailuresPerMinute ?? 0, rateLimitPerMinute)
+    const authFailures = authFailureBudget(config.authFailuresPerMinute, rateLimitPerMinute)
     if (authFailures > 0) await api.register(authFailureLimitPlugin, { perMinute: authFailures })
-    const cache = new ListingCache((config.listingCacheMb ?? DEFAULT_LISTING_CACHE_MB) * 1024 * 1024)
+    const cache = new ListingCache(config.listingCacheMb * 1024 * 1024)
     const sealers = new DeploymentSealers(timedStore)
     await api.register(foldersRoutes, {
       store: timedStore,
@@ -171,18 +143,18 @@ export async function buildApp({
       cache,
     })
     const watcher = new ChangeWatcher(timedStore, {
-      intervalMs: config.longPollIntervalMs ?? DEFAULT_LONG_POLL_INTERVAL_MS,
-      maxWaiters: config.longPollMaxWaiters ?? DEFAULT_LONG_POLL_MAX_WAITERS,
-      maxPerHolder: config.longPollMaxPerSession ?? DEFAULT_LONG_POLL_PER_SESSION,
+      intervalMs: config.longPollIntervalMs,
+      maxWaiters: config.longPollMaxWaiters,
+      maxPerHolder: config.longPollMaxPerSession,
       onError: (err) => api.log.warn({ err }, 'reading generations for held requests failed'),
-      signals: config.feedWakeups === false ? undefined : (nudge) => store.changeSignals?.(nudge) ?? null,
+      signals: config.feedNotify.wakeups ? (nudge) => store.changeSignals?.(nudge) ?? null : undefined,
     })
     // Held requests are answered (no changes, the same cursor) before the app stops.
     app.addHook('preClose', (next) => {
       watcher.close()
       next()
     })
-    const eventStream = { ...DEFAULT_EVENT_STREAM_OPTIONS, ...config.eventStream }
+    const eventStream = { ...DEFAULT_EVENT_STREAM_OPTIONS, ...eventStreamOptions }
     await api.register(changesRoutes, {
       store: timedStore,
       feed: new ChangesFeed(timedStore, sealers, watcher),

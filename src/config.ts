@@ -1,116 +1,28 @@
 /**
- * Every setting of the service (docs/configuration.md), read once from the environment and
- * command-line flags into one frozen object shared by the CLI and the server. A bad value
- * stops start-up with a ConfigError naming the setting.
+ * Every setting of the service, declared once in SETTINGS: its variable, flag, kind of value,
+ * default, bounds, relation to other settings and meaning. The loader reads the environment
+ * and flags through it into one frozen Config (whose type it also gives), and
+ * `npm run docs:config` writes docs/configuration.md's table and .env.example from it. A bad
+ * value stops start-up with a ConfigError naming the setting.
  */
 
-import { isIP } from 'node:net'
-import { availableParallelism } from 'node:os'
+import {
+  ConfigError,
+  corsOrigins,
+  feedNotify,
+  integer,
+  oneOf,
+  onOff,
+  optionalPort,
+  processCount,
+  readUrls,
+  text,
+  trustProxy,
+  type FeedNotify,
+  type Kind,
+} from './config-values.js'
 
-export const DEFAULT_DATABASE_URL = 'sqlite:./data/folder-service.db'
-/**
- * 100 requests a second sustained for a whole minute, per session: far beyond what a person
- * browsing folders (or a well-behaved sync client) sends, low enough to blunt a runaway
- * script. Load tests should set RATE_LIMIT_PER_MINUTE=0.
- */
-export const DEFAULT_RATE_LIMIT_PER_MINUTE = 6000
-/**
- * Requests with an unknown or expired session one client address may send a minute (and
- * never more than RATE_LIMIT_PER_MINUTE): a person mistypes or outlives a session a few
- * times, not 60 times a minute, while each such request costs a database lookup.
- */
-export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 60
-/** Connections per read replica, per process. */
-export const DEFAULT_REPLICA_POOL_SIZE = 5
-/** Connect and statement timeout on a read replica: a slow replica costs a request this much, once. */
-export const DEFAULT_REPLICA_TIMEOUT_MS = 1000
-/**
- * Connections open at once: far more than a load balancer's pool or a crowd of browsers
- * needs, and well under the common file limits (`ulimit -n`, 65,536 or more in most
- * containers; set it lower where the limit is 1,024) with room left for the database.
- */
-export const DEFAULT_MAX_CONNECTIONS = 10_000
-/** Budget of the listing cache (finished answers), in MiB; 0 turns it off. */
-export const DEFAULT_LISTING_CACHE_MB = 64
-/**
- * Held changes requests per process, by default a quarter of MAX_CONNECTIONS: each holds a
- * connection, so held requests alone can never take the connections that listings, other
- * users and /healthz need (each costs a few KB and a timer, none a database connection).
- */
-export const longPollMaxWaitersDefault = (maxConnections: number) => Math.floor(maxConnections / 4)
-export const DEFAULT_LONG_POLL_MAX_WAITERS = longPollMaxWaitersDefault(DEFAULT_MAX_CONNECTIONS)
-/** Held requests one session may have at once: a few tabs or feeds, never the process's share. */
-export const DEFAULT_LONG_POLL_PER_SESSION = 4
-/** Between two reads of the waited-on owners' generations: a commit is answered within about this. */
-export const DEFAULT_LONG_POLL_INTERVAL_MS = 250
-
-export interface Config {
-  /** `postgres://...`, `postgresql://...`, `sqlite:PATH` or a plain file path */
-  databaseUrl: string
-  host: string
-  port: number
-  logLevel: string
-  /** requests per minute per session (per address when unauthenticated); 0: off */
-  rateLimitPerMinute: number
-  /** unknown or expired sessions per minute per client address, then 429; 0: off */
-  authFailuresPerMinute: number
-  /** origins allowed to call with credentials; empty: CORS off */
-  corsOrigins: readonly string[]
-  /**
-   * Which proxies may set X-Forwarded-For (Fastify trustProxy): false (none), true (any),
-   * or addresses and CIDR ranges. Decides the client address used by the per-address
-   * rate limit and logged.
-   */
-  trustProxy: boolean | readonly string[]
-  /** PostgreSQL streaming replicas of databaseUrl for listing reads; empty: none */
-  databaseReadUrls: readonly string[]
-  /** PostgreSQL connections per process */
-  dbPoolSize: number
-  /** connections per read replica per process */
-  dbReplicaPoolSize: number
-  /** connect and statement timeout on a read replica */
-  dbReplicaTimeoutMs: number
-  /** how long to wait for a new database connection */
-  dbConnectTimeoutMs: number
-  /** longest a query may run before it is cancelled (PostgreSQL statement_timeout) */
-  dbStatementTimeoutMs: number
-  /** how long SQLite waits for a lock held by another process */
-  sqliteBusyTimeoutMs: number
-  /** HTTP keep-alive; longer than the usual load balancer idle timeout (60 s) */
-  keepAliveTimeoutMs: number
-  /** longest a whole request may take to arrive */
-  requestTimeoutMs: number
-  /** longest the request headers may take to arrive (slow-loris guard); at most requestTimeoutMs */
-  headersTimeoutMs: number
-  /** connections open at once; past it new ones are closed as soon as they are accepted */
-  maxConnections: number
-  /** longest graceful shutdown may take before the process exits anyway */
-  shutdownTimeoutMs: number
-  /**
-   * After SIGTERM, how long to keep accepting and answering (readiness already 503) before
-   * the listener closes, so load balancers stop routing here before connections are refused
-   */
-  shutdownDelayMs: number
-  /** a second listener for /metrics only, so it can stay private; null: /metrics on the main one */
-  metricsPort: number | null
-  metricsHost: string
-  /** memory for finished listing responses reused while the database is unchanged; 0: off */
-  listingCacheMb: number
-  /** the folder browser page at `/` and its assets; off for deployments that want the API alone */
-  folderBrowser: boolean
-  /** how long the change log keeps changes (older cursors: 410) */
-  changeRetentionDays: number
-  /** held (wait) changes requests per process, below maxConnections; past it 429 */
-  longPollMaxWaiters: number
-  /** held (wait) changes requests per session; past it 429 */
-  longPollMaxPerSession: number
-  /** how often the watcher reads the generations of the owners being waited on */
-  longPollIntervalMs: number
-  /** commit hints wake held requests and streams sooner than the poll (NOTIFY, data_version) */
-  feedWakeups: boolean
-  /** PostgreSQL: where the LISTEN connection goes (around a pooler); null: DATABASE_URL */
-  feedListenUrl: string | null
-}
+export { ConfigError, type FeedNotify }
 
 export type Env = Record<string, string | undefined>
 
@@ -126,285 +38,455 @@ export interface ConfigFlags {
   workers?: string | undefined
 }
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError'
-  constructor(
-    readonly setting: string,
-    reason: string,
-  ) {
-    super(`${setting}: ${reason}`)
-  }
+interface Flag {
+  /** as typed, e.g. `--log-level` */
+  name: string
+  option: keyof ConfigFlags
+  /** a bad value from the flag is reported under the variable's name (as it always has been) */
+  blamesVariable?: true
 }
+
+/** Documentation text with literal text marked by `code` (Markdown or plain). */
+type Note = (code: (literal: string) => string) => string
+
+/** A default computed from an earlier setting's value. */
+class Derived<T> {
+  constructor(
+    readonly from: string,
+    readonly compute: (other: number) => T,
+    /** how, for the documentation; `code` marks literal text */
+    readonly note: Note,
+  ) {}
+}
+
+/** How a whole-number setting is held against an earlier one; the messages are the contract's. */
+const LIMITS = {
+  below: { exceeds: (value: number, limit: number) => value >= limit, error: 'must be below', says: 'below' },
+  atMost: {
+    exceeds: (value: number, limit: number) => value > limit,
+    error: 'must not exceed',
+    says: 'at most',
+  },
+}
+
+interface Limit {
+  rule: keyof typeof LIMITS
+  /** the earlier setting's variable */
+  of: string
+}
+
+interface Setting<T> {
+  variable: string
+  flag?: Flag
+  kind: Kind<T>
+  default: T | Derived<T>
+  /** said after the default in the documentation, e.g. what empty means */
+  defaultNote?: Note
+  /** a whole-number setting held against an earlier one */
+  limit?: Limit
+  /** one line for the table in docs/configuration.md (Markdown, links relative to docs/) */
+  meaning: string
+  /** the longer explanation .env.example gives (plain text) */
+  details: string
+}
+
+const setting = <T>(declared: Setting<T>): Setting<T> => declared
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
-
-function integer(
-  setting: string,
-  text: string | undefined,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  if (text === undefined || text === '') return fallback
-  if (!/^[0-9]+$/.test(text) || Number(text) < min || Number(text) > max) {
-    throw new ConfigError(setting, `expected a whole number from ${min} to ${max}, got '${text}'`)
-  }
-  return Number(text)
-}
-
-function onOff(setting: string, value: string | undefined, fallback: boolean): boolean {
-  const raw = (value ?? '').trim().toLowerCase()
-  if (raw === '') return fallback
-  if (['on', 'true', '1'].includes(raw)) return true
-  if (['off', 'false', '0'].includes(raw)) return false
-  throw new ConfigError(setting, `expected on or off (true/false, 1/0), got '${value}'`)
-}
-
-function text(value: string | undefined, fallback: string): string {
-  return value === undefined || value === '' ? fallback : value
-}
-
-/**
- * One CORS origin in the form browsers send in the Origin header (scheme, host, optional
- * port; lower case, default port dropped), so that matching is an exact string compare.
- */
-function corsOrigin(value: string): string {
-  const refuse = () =>
-    new ConfigError(
-      'CORS_ORIGINS',
-      `expected comma-separated origins such as https://app.example.com, got '${value}'`,
-    )
-  if (!/^https?:\/\/[^/\s?#@]+$/i.test(value)) throw refuse()
-  try {
-    return new URL(value).origin
-  } catch {
-    throw refuse()
-  }
-}
-
-/**
- * `''`/`false`, `true`, or comma-separated addresses and CIDR ranges. No hop count: Fastify
- * 5 refuses to trust by hop count alone (it cannot vouch for the immediate peer).
- */
-function trustProxy(value: string | undefined): boolean | readonly string[] {
-  const raw = (value ?? '').trim()
-  if (raw === '' || raw === 'false') return false
-  if (raw === 'true') return true
-  const entries = raw.split(',').map((entry) => entry.trim())
-  for (const entry of entries) {
-    const [address = '', prefix, ...rest] = entry.split('/')
-    const family = isIP(address)
-    const maxPrefix = family === 6 ? 128 : 32
-    const prefixOk = prefix === undefined || (/^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= maxPrefix)
-    if (family === 0 || !prefixOk || rest.length > 0) {
-      throw new ConfigError(
-        'TRUST_PROXY',
-        `expected true, false or addresses/CIDR ranges such as 10.0.0.0/8, got '${entry}'`,
-      )
-    }
-  }
-  return Object.freeze(entries)
-}
-
-/**
- * Comma-separated postgres:// or postgresql:// URLs, each one pg can connect with: a host
- * (or a `host=` socket directory), a port from 1 to 65535, valid percent escapes. An empty
- * entry (`url,,`) is refused too: it is a typo, not "no replica". The message names the
- * entry by position and never repeats it (it may hold a password).
- */
-function readUrls(value: string | undefined): readonly string[] {
-  const raw = text(value, '')
-  if (raw.trim() === '') return Object.freeze([])
-  const urls = raw.split(',').map((url) => url.trim())
-  urls.forEach((url, index) => {
-    const problem = readUrlProblem(url)
-    if (problem !== null) {
-      throw new ConfigError(
-        'DATABASE_READ_URLS',
-        `expected comma-separated postgres:// URLs; entry ${index + 1} ${problem}`,
-      )
-    }
-  })
-  return Object.freeze(urls)
-}
-
-/** Why one read URL cannot be used, or null; the reason never quotes the URL. */
-function readUrlProblem(url: string): string | null {
-  if (url === '') return 'is empty'
-  if (!/^postgres(ql)?:\/\/[^\s]+$/i.test(url)) return 'is not one'
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    return 'cannot be parsed (check its host and port)'
-  }
-  if (parsed.port === '0') return 'has port 0 (expected 1 to 65535)'
-  if (parsed.hostname === '' && !parsed.searchParams.has('host')) return 'names no host'
-  try {
-    decodeURIComponent(parsed.username + parsed.password + parsed.pathname)
-  } catch {
-    return 'has a malformed percent escape'
-  }
-  return null
-}
-
-/**
- * FEED_NOTIFY: `on` (the default: LISTEN on DATABASE_URL, or SQLite's data_version), `off`
- * (the poll alone), or a postgres:// URL for the LISTEN connection alone (a direct one where
- * DATABASE_URL goes through a pooler in transaction mode, which drops notifications).
- */
-function feedNotify(value: string | undefined): Pick<Config, 'feedWakeups' | 'feedListenUrl'> {
-  const raw = text(value, 'on').trim()
-  if (/^postgres(ql)?:\/\/[^\s]+$/i.test(raw)) return { feedWakeups: true, feedListenUrl: raw }
-  try {
-    return { feedWakeups: onOff('FEED_NOTIFY', raw, true), feedListenUrl: null }
-  } catch {
-    throw new ConfigError('FEED_NOTIFY', 'expected on, off or a postgres:// URL')
-  }
-}
-
-/** METRICS_PORT set (1-65535, or 0 for any free port): /metrics moves to METRICS_HOST:METRICS_PORT. */
-function metricsListener(env: Env): Pick<Config, 'metricsPort' | 'metricsHost'> {
-  const metricsHost = text(env.METRICS_HOST, '127.0.0.1')
-  const port = env.METRICS_PORT
-  if (port === undefined || port === '') return { metricsPort: null, metricsHost }
-  return { metricsPort: integer('METRICS_PORT', port, 0, 0, 65535), metricsHost }
-}
 
 /** Most worker processes: far more than any machine's cores, low enough to catch a typo. */
 export const MAX_WORKERS = 256
 
 /**
- * WORKERS (or `serve --workers`, which wins): how many processes serve the port (node:cluster),
- * each a whole service with its own cache and database connections. A whole number, or
- * `auto`: one per core this process may use. Default 1: no cluster. Read by `serve` alone,
- * apart from Config, which describes one serving process.
+ * The settings, in the order they are read (a relation or a derived default names an earlier
+ * one) and documented. The keys are Config's.
  */
-export function loadWorkers(env: Env = process.env, flag?: string): number {
-  const setting = flag === undefined ? 'WORKERS' : '--workers'
-  const value = flag ?? env.WORKERS
-  if (value?.trim().toLowerCase() === 'auto') return Math.min(availableParallelism(), MAX_WORKERS)
-  try {
-    return integer(setting, value?.trim(), 1, 1, MAX_WORKERS)
-  } catch {
-    throw new ConfigError(setting, `expected auto or a whole number from 1 to ${MAX_WORKERS}, got '${value}'`)
+const SETTINGS = {
+  databaseUrl: setting({
+    variable: 'DATABASE_URL',
+    flag: { name: '--db', option: 'db' },
+    kind: text((code) => `${code('postgres://...')}, ${code('sqlite:PATH')} or a file path`),
+    default: 'sqlite:./data/folder-service.db',
+    meaning: 'the database: PostgreSQL, or an embedded SQLite file',
+    details:
+      'Database: postgres://user:pass@host:5432/db (or postgresql://), sqlite:PATH, or a plain file path (SQLite).',
+  }),
+  host: setting({
+    variable: 'HOST',
+    flag: { name: '--host', option: 'host' },
+    kind: text(() => 'an address or host name'),
+    default: '127.0.0.1',
+    meaning: 'listen address',
+    details: 'Listen address.',
+  }),
+  port: setting({
+    variable: 'PORT',
+    flag: { name: '--port', option: 'port' },
+    kind: integer(0, 65535),
+    default: 3000,
+    meaning: 'listen port (`0`: any free port)',
+    details: 'Listen port; 0 picks any free one.',
+  }),
+  logLevel: setting({
+    variable: 'LOG_LEVEL',
+    flag: { name: '--log-level', option: 'logLevel', blamesVariable: true },
+    kind: oneOf(LOG_LEVELS),
+    default: 'info',
+    meaning: 'pino level',
+    details: 'pino log level.',
+  }),
+  folderBrowser: setting({
+    variable: 'FOLDER_BROWSER',
+    flag: { name: '--no-folder-browser', option: 'folderBrowser' },
+    kind: onOff,
+    default: true,
+    meaning: 'the folder browser at `/`; `off` serves the API alone',
+    details: 'The folder browser page at / (and its files under /assets/). off serves the API alone.',
+  }),
+  // Validated with every other setting, so a bad WORKERS stops any command the same way;
+  // kept out of Config (one serving process): `serve` reads it with loadWorkers.
+  workers: setting({
+    variable: 'WORKERS',
+    flag: { name: '--workers', option: 'workers' },
+    kind: processCount(MAX_WORKERS),
+    default: 1,
+    meaning:
+      'processes serving the port, each with its own cache and pool ([sizing](performance.md#workers))',
+    details:
+      'Processes serving the port (node:cluster). Each is a whole service with its own listing cache (LISTING_CACHE_MB each) and its own PostgreSQL pool (DB_POOL_SIZE each); a worker that dies is restarted.',
+  }),
+  // 100 requests a second sustained for a whole minute, per session: far beyond what a
+  // person browsing folders (or a well-behaved sync client) sends, low enough to blunt a
+  // runaway script. Load tests set it to 0.
+  rateLimitPerMinute: setting({
+    variable: 'RATE_LIMIT_PER_MINUTE',
+    kind: integer(0, 10_000_000),
+    default: 6000,
+    meaning: 'requests per minute per session (per address without one); `0` switches it off',
+    details:
+      'Requests per minute per session (per client address when there is no well-formed session cookie) on /v1/folders. 0 switches rate limiting off (load tests).',
+  }),
+  // A person mistypes or outlives a session a few times, not 60 times a minute, while each
+  // such request costs a database lookup.
+  authFailuresPerMinute: setting({
+    variable: 'AUTH_FAILURES_PER_MINUTE',
+    kind: integer(0, 10_000_000),
+    default: 60,
+    meaning:
+      'unknown or expired sessions per minute per client address (capped by `RATE_LIMIT_PER_MINUTE`), then 429; `0` switches it off',
+    details:
+      'Requests with an unknown or expired session one client address may send a minute (never more than RATE_LIMIT_PER_MINUTE when that is on); then 429 for its requests carrying a session cookie until the minute ends. Each costs a database lookup, and a fresh random session id per request would otherwise escape the per-session limit. 0 switches it off.',
+  }),
+  trustProxy: setting({
+    variable: 'TRUST_PROXY',
+    kind: trustProxy,
+    default: false,
+    meaning: 'proxies trusted to set `X-Forwarded-For` (the client address of rate limits and logs)',
+    details:
+      'Proxies trusted to set X-Forwarded-For (decides the client address for rate limiting and logs). true trusts any: set it only when every request comes through your proxy. E.g. 10.0.0.0/8,127.0.0.1.',
+  }),
+  corsOrigins: setting({
+    variable: 'CORS_ORIGINS',
+    kind: corsOrigins,
+    default: Object.freeze([]),
+    defaultNote: () => '(off)',
+    meaning: 'origins allowed to call with credentials',
+    details:
+      'Comma-separated browser origins allowed to call the API with credentials, e.g. https://app.example.com,https://admin.example.com. Empty: CORS off.',
+  }),
+  databaseReadUrls: setting({
+    variable: 'DATABASE_READ_URLS',
+    kind: readUrls,
+    default: Object.freeze([]),
+    meaning: 'PostgreSQL streaming replicas for listing reads ([scale-out](scale-out.md))',
+    details:
+      "PostgreSQL streaming replicas of DATABASE_URL: listing pages, counts and change feeds are read there once a replica has replayed the user's current listing generation (never a stale answer); empty: everything on DATABASE_URL. A malformed URL or an empty entry (url,,) stops start-up. See docs/scale-out.md.",
+  }),
+  dbPoolSize: setting({
+    variable: 'DB_POOL_SIZE',
+    kind: integer(1, 1000),
+    default: 10,
+    meaning: 'PostgreSQL connections per process',
+    details: 'PostgreSQL connections per process.',
+  }),
+  dbReplicaPoolSize: setting({
+    variable: 'DB_REPLICA_POOL_SIZE',
+    kind: integer(1, 1000),
+    default: 5,
+    meaning: 'PostgreSQL connections per read replica per process',
+    details: 'Connections per read replica per process.',
+  }),
+  dbReplicaTimeoutMs: setting({
+    variable: 'DB_REPLICA_TIMEOUT_MS',
+    kind: integer(1, 600_000),
+    default: 1000,
+    meaning: 'connect and statement timeout on a read replica (then the primary answers)',
+    details:
+      'Connect and statement timeout on a read replica (ms): a sick replica costs a request at most this once, then it is skipped and the primary answers.',
+  }),
+  dbConnectTimeoutMs: setting({
+    variable: 'DB_CONNECT_TIMEOUT_MS',
+    kind: integer(1, 600_000),
+    default: 3000,
+    meaning: 'wait for a PostgreSQL connection, new or pooled',
+    details: 'How long to wait for a database connection, new or pooled (ms).',
+  }),
+  dbStatementTimeoutMs: setting({
+    variable: 'DB_STATEMENT_TIMEOUT_MS',
+    kind: integer(1, 600_000),
+    default: 5000,
+    meaning: 'longest a query may run (then 503)',
+    details: 'Longest a query may run before it is cancelled (ms; PostgreSQL statement_timeout).',
+  }),
+  sqliteBusyTimeoutMs: setting({
+    variable: 'SQLITE_BUSY_TIMEOUT_MS',
+    kind: integer(0, 600_000),
+    default: 5000,
+    meaning: 'wait for a SQLite lock held by another process',
+    details: 'How long SQLite waits for a lock held by another process (ms).',
+  }),
+  keepAliveTimeoutMs: setting({
+    variable: 'KEEP_ALIVE_TIMEOUT_MS',
+    kind: integer(1, 3_600_000),
+    default: 72_000,
+    meaning: 'HTTP keep-alive, longer than common load balancer idle timeouts',
+    details:
+      'HTTP keep-alive (ms): longer than the idle timeout of the load balancer in front (60 s on AWS ALB and most others), so the balancer, not us, closes idle connections.',
+  }),
+  requestTimeoutMs: setting({
+    variable: 'REQUEST_TIMEOUT_MS',
+    kind: integer(1, 3_600_000),
+    default: 30_000,
+    meaning: 'longest a whole request may take to arrive',
+    details: 'Longest a whole request may take to arrive (ms).',
+  }),
+  // Node refuses a headers timeout longer than the request timeout.
+  headersTimeoutMs: setting({
+    variable: 'HEADERS_TIMEOUT_MS',
+    kind: integer(1, 3_600_000),
+    default: new Derived(
+      'REQUEST_TIMEOUT_MS',
+      (requestTimeoutMs) => Math.min(20_000, requestTimeoutMs),
+      (code) => `or ${code('REQUEST_TIMEOUT_MS')} when lower`,
+    ),
+    limit: { rule: 'atMost', of: 'REQUEST_TIMEOUT_MS' },
+    meaning: 'longest the request headers may take to arrive (slow-loris guard)',
+    details:
+      'Longest the request headers may take to arrive (ms; slow-loris guard). A connection that has sent nothing by then is closed.',
+  }),
+  // Far more than a load balancer's pool or a crowd of browsers needs, and well under the
+  // common file limits (`ulimit -n`, 65,536 or more in most containers; set it lower where
+  // the limit is 1,024) with room left for the database.
+  maxConnections: setting({
+    variable: 'MAX_CONNECTIONS',
+    kind: integer(1, 1_000_000),
+    default: 10_000,
+    meaning:
+      'connections open at once; past it new ones are closed on arrival ([limits](operations.md#connections))',
+    details:
+      "Connections open at once; past it, each new one is closed as soon as it is accepted while the open ones are still served. Keep it under the process's file limit (ulimit -n) with room for the database and logs.",
+  }),
+  shutdownTimeoutMs: setting({
+    variable: 'SHUTDOWN_TIMEOUT_MS',
+    kind: integer(1, 600_000),
+    default: 10_000,
+    meaning: 'graceful shutdown deadline',
+    details: 'On SIGTERM/SIGINT: how long to let requests in flight finish before exiting anyway (ms).',
+  }),
+  shutdownDelayMs: setting({
+    variable: 'SHUTDOWN_DELAY_MS',
+    kind: integer(0, 600_000),
+    default: 0,
+    meaning: 'after SIGTERM, keep answering this long with `/readyz` at 503 before closing the listener',
+    details:
+      'On SIGTERM/SIGINT, first: how long to keep accepting and answering (ms), with /readyz already 503 and every answer saying Connection: close, so that load balancers stop routing here before the listener closes and no client sees a refused or reset connection. Set it a little above the time your balancer needs to notice (Kubernetes: readiness periodSeconds x failureThreshold, plus endpoint propagation), e.g. 5000. SHUTDOWN_TIMEOUT_MS counts after it. 0: close the listener at once.',
+  }),
+  listingCacheMb: setting({
+    variable: 'LISTING_CACHE_MB',
+    kind: integer(0, 65_536),
+    default: 64,
+    meaning: 'memory (MiB) for finished listings per process, on both backends; `0` switches it off',
+    details:
+      "Memory (MiB) per process for finished listing responses, on both backends, reused while the user's listing generation (kept by the database) is unchanged; 0 switches it off.",
+  }),
+  changeRetentionDays: setting({
+    variable: 'CHANGE_RETENTION_DAYS',
+    kind: integer(1, 36_500),
+    default: 30,
+    meaning: 'days the changes feed keeps changes; older cursors get 410 (`serve` prunes in the background)',
+    details:
+      'Days the changes feed (GET /v1/folders/changes) keeps changes; a cursor older than that gets 410 CURSOR_EXPIRED. serve prunes older changes in the background.',
+  }),
+  // Each held request keeps a connection, so held requests alone can never take the
+  // connections that listings, other users and /healthz need (each costs a few KB and a
+  // timer, none a database connection).
+  longPollMaxWaiters: setting({
+    variable: 'LONG_POLL_MAX_WAITERS',
+    kind: integer(0, 1_000_000),
+    default: new Derived(
+      'MAX_CONNECTIONS',
+      (maxConnections) => Math.floor(maxConnections / 4),
+      (code) => `(¼ of ${code('MAX_CONNECTIONS')})`,
+    ),
+    limit: { rule: 'below', of: 'MAX_CONNECTIONS' },
+    meaning: 'changes requests held (`wait`) at once per process; past it 429',
+    details:
+      'Changes requests held at once (wait=N) per process; past it 429 with Retry-After. Each keeps a connection open.',
+  }),
+  // A few tabs or feeds, never the process's share.
+  longPollMaxPerSession: setting({
+    variable: 'LONG_POLL_PER_SESSION',
+    kind: integer(1, 1_000_000),
+    default: 4,
+    meaning: 'changes requests one session may hold at once; past it 429',
+    details: 'Changes requests one session may hold at once; past it 429 with Retry-After.',
+  }),
+  // A commit is answered within about this.
+  longPollIntervalMs: setting({
+    variable: 'LONG_POLL_INTERVAL_MS',
+    kind: integer(10, 1000),
+    default: 250,
+    meaning: "how often held requests' owners are checked for changes",
+    details:
+      'How often (ms) the owners of held requests are checked for changes: one statement per interval for all of them, none while nothing is held.',
+  }),
+  feedNotify: setting({
+    variable: 'FEED_NOTIFY',
+    kind: feedNotify,
+    default: Object.freeze({ wakeups: true, listenUrl: null }),
+    meaning:
+      'commit hints wake held requests and streams at once; a URL: a direct one for LISTEN ([operations](operations.md#wake-ups))',
+    details:
+      "Commit hints that wake held requests and event streams at once rather than at the next check: PostgreSQL LISTEN/NOTIFY on one dedicated connection, SQLite's data_version. on, off (the check above alone), or a postgres:// URL for the LISTEN connection alone: a direct one where DATABASE_URL goes through PgBouncer in transaction mode.",
+  }),
+  metricsPort: setting({
+    variable: 'METRICS_PORT',
+    kind: optionalPort(),
+    default: null,
+    meaning: 'serve `/metrics` on this port only (not on the main listener), so it can stay private',
+    details:
+      'Serve /metrics on its own listener, port METRICS_PORT on METRICS_HOST, instead of on the main one (which then answers 404 for it), so that it can stay private. Empty: /metrics on the main listener, rate limited per client address like the other public routes.',
+  }),
+  metricsHost: setting({
+    variable: 'METRICS_HOST',
+    kind: text(() => 'an address or host name'),
+    default: '127.0.0.1',
+    meaning: 'address of the metrics listener (used with `METRICS_PORT`)',
+    details: 'Address of the metrics listener (used with METRICS_PORT).',
+  }),
+}
+
+type ValueOf<S> = S extends Setting<infer T> ? T : never
+type Settings = typeof SETTINGS
+type Values = { readonly [K in keyof Settings]: ValueOf<Settings[K]> }
+
+/** One serving process's settings, one field per entry of SETTINGS but WORKERS. */
+export type Config = Omit<Values, 'workers'>
+
+/** A setting of any kind; Kind's methods compare bivariantly, so every Setting<T> is one. */
+type AnySetting = Setting<unknown>
+
+function earlierNumber(variable: string, read: ReadonlyMap<string, unknown>): number {
+  const value = read.get(variable)
+  // A mistake in SETTINGS itself, met by the first loadConfig (DEFAULTS, at import).
+  if (typeof value !== 'number') throw new Error(`SETTINGS: ${variable} is not a whole number read earlier`)
+  return value
+}
+
+/** One setting's value from its flag, else the environment, else its default. */
+function readSetting(setting: AnySetting, env: Env, flags: ConfigFlags, read: ReadonlyMap<string, unknown>) {
+  const given = setting.flag === undefined ? undefined : flags[setting.flag.option]
+  const raw =
+    given === undefined ? env[setting.variable] : typeof given === 'boolean' ? onOff.show(given) : given
+  const name =
+    given === undefined || setting.flag === undefined || setting.flag.blamesVariable === true
+      ? setting.variable
+      : setting.flag.name
+  const fallback =
+    setting.default instanceof Derived
+      ? (setting.default as Derived<unknown>).compute(earlierNumber(setting.default.from, read))
+      : setting.default
+  const value = setting.kind.read(raw, name, fallback)
+  if (setting.limit !== undefined) {
+    const { rule, of } = setting.limit
+    const limit = earlierNumber(of, read)
+    if (LIMITS[rule].exceeds(value as number, limit)) {
+      throw new ConfigError(name, `${LIMITS[rule].error} ${of} (${limit}), got '${String(value)}'`)
+    }
   }
+  return value
+}
+
+function readAll(env: Env, flags: ConfigFlags): Values {
+  const read = new Map<string, unknown>()
+  const values: Record<string, unknown> = {}
+  for (const [key, declared] of Object.entries(SETTINGS) as [string, AnySetting][]) {
+    const value = readSetting(declared, env, flags, read)
+    read.set(declared.variable, value)
+    values[key] = value
+  }
+  // Each field was read by its own entry's kind, so it has that entry's type.
+  return values as Values
+}
+
+/** Config from every value read: WORKERS is validated with the rest but belongs to `serve`. */
+function servingProcess({ workers: _workers, ...config }: Values): Config {
+  return config
 }
 
 export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Readonly<Config> {
-  const logLevel = text(flags.logLevel ?? env.LOG_LEVEL, 'info')
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new ConfigError('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}, got '${logLevel}'`)
-  }
-  const corsOrigins = text(env.CORS_ORIGINS, '')
-    .split(',')
-    .map((origin) => origin.trim())
-    .filter((origin) => origin !== '')
-    .map(corsOrigin)
-  const requestTimeoutMs = integer('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 30_000, 1, 3_600_000)
-  const headersTimeoutMs = integer(
-    'HEADERS_TIMEOUT_MS',
-    env.HEADERS_TIMEOUT_MS,
-    Math.min(20_000, requestTimeoutMs),
-    1,
-    3_600_000,
-  )
-  // Node refuses a headers timeout longer than the request timeout.
-  if (headersTimeoutMs > requestTimeoutMs) {
-    throw new ConfigError(
-      'HEADERS_TIMEOUT_MS',
-      `must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got '${headersTimeoutMs}'`,
-    )
-  }
-  const maxConnections = integer(
-    'MAX_CONNECTIONS',
-    env.MAX_CONNECTIONS,
-    DEFAULT_MAX_CONNECTIONS,
-    1,
-    1_000_000,
-  )
-  // Held requests each keep a connection: their bound must leave connections to everything else.
-  const longPollMaxWaiters = integer(
-    'LONG_POLL_MAX_WAITERS',
-    env.LONG_POLL_MAX_WAITERS,
-    longPollMaxWaitersDefault(maxConnections),
-    0,
-    1_000_000,
-  )
-  if (longPollMaxWaiters >= maxConnections) {
-    throw new ConfigError(
-      'LONG_POLL_MAX_WAITERS',
-      `must be below MAX_CONNECTIONS (${maxConnections}), got '${longPollMaxWaiters}'`,
-    )
-  }
-  // Validated with every other setting, so a bad WORKERS stops any command the same way;
-  // kept out of Config (one serving process): `serve` reads it with loadWorkers.
-  loadWorkers(env, flags.workers)
-  return Object.freeze({
-    databaseUrl: text(flags.db ?? env.DATABASE_URL, DEFAULT_DATABASE_URL),
-    host: text(flags.host ?? env.HOST, '127.0.0.1'),
-    port: integer(flags.port === undefined ? 'PORT' : '--port', flags.port ?? env.PORT, 3000, 0, 65535),
-    logLevel,
-    rateLimitPerMinute: integer(
-      'RATE_LIMIT_PER_MINUTE',
-      env.RATE_LIMIT_PER_MINUTE,
-      DEFAULT_RATE_LIMIT_PER_MINUTE,
-      0,
-      10_000_000,
-    ),
-    authFailuresPerMinute: integer(
-      'AUTH_FAILURES_PER_MINUTE',
-      env.AUTH_FAILURES_PER_MINUTE,
-      DEFAULT_AUTH_FAILURES_PER_MINUTE,
-      0,
-      10_000_000,
-    ),
-    corsOrigins: Object.freeze(corsOrigins),
-    trustProxy: trustProxy(env.TRUST_PROXY),
-    databaseReadUrls: readUrls(env.DATABASE_READ_URLS),
-    dbPoolSize: integer('DB_POOL_SIZE', env.DB_POOL_SIZE, 10, 1, 1000),
-    dbReplicaPoolSize: integer(
-      'DB_REPLICA_POOL_SIZE',
-      env.DB_REPLICA_POOL_SIZE,
-      DEFAULT_REPLICA_POOL_SIZE,
-      1,
-      1000,
-    ),
-    dbReplicaTimeoutMs: integer(
-      'DB_REPLICA_TIMEOUT_MS',
-      env.DB_REPLICA_TIMEOUT_MS,
-      DEFAULT_REPLICA_TIMEOUT_MS,
-      1,
-      600_000,
-    ),
-    dbConnectTimeoutMs: integer('DB_CONNECT_TIMEOUT_MS', env.DB_CONNECT_TIMEOUT_MS, 3000, 1, 600_000),
-    dbStatementTimeoutMs: integer('DB_STATEMENT_TIMEOUT_MS', env.DB_STATEMENT_TIMEOUT_MS, 5000, 1, 600_000),
-    sqliteBusyTimeoutMs: integer('SQLITE_BUSY_TIMEOUT_MS', env.SQLITE_BUSY_TIMEOUT_MS, 5000, 0, 600_000),
-    keepAliveTimeoutMs: integer('KEEP_ALIVE_TIMEOUT_MS', env.KEEP_ALIVE_TIMEOUT_MS, 72_000, 1, 3_600_000),
-    requestTimeoutMs,
-    headersTimeoutMs,
-    maxConnections,
-    shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, 10_000, 1, 600_000),
-    shutdownDelayMs: integer('SHUTDOWN_DELAY_MS', env.SHUTDOWN_DELAY_MS, 0, 0, 600_000),
-    ...metricsListener(env),
-    listingCacheMb: integer('LISTING_CACHE_MB', env.LISTING_CACHE_MB, DEFAULT_LISTING_CACHE_MB, 0, 65_536),
-    folderBrowser: flags.folderBrowser ?? onOff('FOLDER_BROWSER', env.FOLDER_BROWSER, true),
-    changeRetentionDays: integer('CHANGE_RETENTION_DAYS', env.CHANGE_RETENTION_DAYS, 30, 1, 36_500),
-    longPollMaxWaiters,
-    longPollMaxPerSession: integer(
-      'LONG_POLL_PER_SESSION',
-      env.LONG_POLL_PER_SESSION,
-      DEFAULT_LONG_POLL_PER_SESSION,
-      1,
-      1_000_000,
-    ),
-    longPollIntervalMs: integer(
-      'LONG_POLL_INTERVAL_MS',
-      env.LONG_POLL_INTERVAL_MS,
-      DEFAULT_LONG_POLL_INTERVAL_MS,
-      10,
-      1000,
-    ),
-    ...feedNotify(env.FEED_NOTIFY),
+  return Object.freeze(servingProcess(readAll(env, flags)))
+}
+
+/** Every variable a setting is read from. */
+export const SETTING_VARIABLES: readonly string[] = Object.values(SETTINGS).map(
+  (declared) => declared.variable,
+)
+
+/** Every setting at its default (nothing set); what a partial configuration is completed with. */
+export const DEFAULTS: Readonly<Config> = loadConfig({})
+
+/**
+ * WORKERS (or `serve --workers`, which wins): how many processes serve the port (node:cluster),
+ * each a whole service with its own cache and database connections; `auto`: one per core this
+ * process may use. Read by `serve` alone, apart from Config, which describes one serving process.
+ */
+export function loadWorkers(env: Env = process.env, flag?: string): number {
+  return readSetting(SETTINGS.workers, env, { workers: flag }, new Map()) as number
+}
+
+/** One setting as docs/configuration.md and .env.example describe it. */
+export interface SettingDoc {
+  variable: string
+  flag: string | undefined
+  /** the default as written in the environment; '' when it is unset */
+  default: string
+  /** said after the default, when it needs saying */
+  defaultNote: Note | undefined
+  /** what it accepts, its bounds and relation to others */
+  accepts: Note
+  meaning: string
+  details: string
+}
+
+/** The documentation of every setting, in SETTINGS' order, defaults as the loader resolves them. */
+export function settingDocs(): SettingDoc[] {
+  const defaults = new Map<string, unknown>()
+  return (Object.values(SETTINGS) as AnySetting[]).map((declared) => {
+    const value = readSetting(declared, {}, {}, defaults)
+    defaults.set(declared.variable, value)
+    return {
+      variable: declared.variable,
+      flag: declared.flag?.name,
+      default: declared.kind.show(value),
+      defaultNote: declared.default instanceof Derived ? declared.default.note : declared.defaultNote,
+      accepts: (code) => {
+        const { limit } = declared
+        const accepts = declared.kind.accepts(code)
+        return limit === undefined ? accepts : `${accepts}; ${LIMITS[limit.rule].says} ${code(limit.of)}`
+      },
+      meaning: declared.meaning,
+      details: declared.details,
+    }
   })
 }

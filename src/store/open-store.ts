@@ -1,11 +1,6 @@
 import { dirname, resolve } from 'node:path'
 import type { Config } from '../config.js'
-import {
-  ConfigError,
-  DEFAULT_DATABASE_URL,
-  DEFAULT_REPLICA_POOL_SIZE,
-  DEFAULT_REPLICA_TIMEOUT_MS,
-} from '../config.js'
+import { ConfigError, DEFAULTS } from '../config.js'
 import { isDirectory } from '../ensure-directory.js'
 import { openSqliteStore } from './sqlite/sqlite-store.js'
 import type { Store } from './store.js'
@@ -33,7 +28,7 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
 function createsSqliteDirectory(path: string): boolean {
   if (path === ':memory:') return false
   const directory = dirname(resolve(path))
-  const defaultTarget = parseDatabaseUrl(DEFAULT_DATABASE_URL)
+  const defaultTarget = parseDatabaseUrl(DEFAULTS.databaseUrl)
   if (defaultTarget.kind === 'sqlite' && directory === dirname(resolve(defaultTarget.path))) return true
   if (isDirectory(directory)) return false
   throw new ConfigError(
@@ -46,12 +41,7 @@ export type StoreSettings = Pick<
   Config,
   'databaseUrl' | 'dbPoolSize' | 'dbConnectTimeoutMs' | 'dbStatementTimeoutMs' | 'sqliteBusyTimeoutMs'
 > &
-  Partial<
-    Pick<
-      Config,
-      'databaseReadUrls' | 'dbReplicaPoolSize' | 'dbReplicaTimeoutMs' | 'feedWakeups' | 'feedListenUrl'
-    >
-  >
+  Partial<Pick<Config, 'databaseReadUrls' | 'dbReplicaPoolSize' | 'dbReplicaTimeoutMs' | 'feedNotify'>>
 
 /**
  * The replicas' pools: small, and quick to give up (connect and statement timeout alike),
@@ -60,10 +50,10 @@ export type StoreSettings = Pick<
 function replicaSettings(settings: StoreSettings) {
   const urls = settings.databaseReadUrls ?? []
   if (urls.length === 0) return undefined
-  const timeoutMs = settings.dbReplicaTimeoutMs ?? DEFAULT_REPLICA_TIMEOUT_MS
+  const timeoutMs = settings.dbReplicaTimeoutMs ?? DEFAULTS.dbReplicaTimeoutMs
   return {
     urls,
-    poolSize: settings.dbReplicaPoolSize ?? DEFAULT_REPLICA_POOL_SIZE,
+    poolSize: settings.dbReplicaPoolSize ?? DEFAULTS.dbReplicaPoolSize,
     connectTimeoutMs: timeoutMs,
     statementTimeoutMs: timeoutMs,
   }
@@ -72,6 +62,7 @@ function replicaSettings(settings: StoreSettings) {
 /** Opens the backend and brings its schema up to date. */
 export async function openStore(settings: StoreSettings): Promise<Store> {
   const target = parseDatabaseUrl(settings.databaseUrl)
+  const feedNotify = settings.feedNotify ?? DEFAULTS.feedNotify
   let store: Store
   if (target.kind === 'postgres') {
     // Loaded on demand: the embedded default never pays for the PostgreSQL driver.
@@ -81,13 +72,13 @@ export async function openStore(settings: StoreSettings): Promise<Store> {
       connectTimeoutMs: settings.dbConnectTimeoutMs,
       statementTimeoutMs: settings.dbStatementTimeoutMs,
       replicas: replicaSettings(settings),
-      listenUrl: settings.feedWakeups === false ? null : (settings.feedListenUrl ?? undefined),
+      listenUrl: feedNotify.wakeups ? (feedNotify.listenUrl ?? undefined) : null,
     })
   } else {
     if ((settings.databaseReadUrls ?? []).length > 0) {
       throw new ConfigError('DATABASE_READ_URLS', 'read replicas need a PostgreSQL DATABASE_URL')
     }
-    if (settings.feedListenUrl !== null && settings.feedListenUrl !== undefined) {
+    if (feedNotify.listenUrl !== null) {
       throw new ConfigError('FEED_NOTIFY', 'a LISTEN URL needs a PostgreSQL DATABASE_URL')
     }
     store = openSqliteStore(target.path, {

@@ -3,7 +3,7 @@ import { ChangesQuery } from '../../src/schemas/changes-query.js'
 import { after, before, describe, it } from 'node:test'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import fc from 'fast-check'
-import { DEFAULT_AUTH_FAILURES_PER_MINUTE, DEFAULT_RATE_LIMIT_PER_MINUTE } from '../../src/config.js'
+import { DEFAULTS } from '../../src/config.js'
 import type { Store } from '../../src/store/store.js'
 import { allBackends } from '../helpers/backends.js'
 import { appOver } from '../helpers/test-app.js'
@@ -138,8 +138,8 @@ for (const backend of allBackends()) {
       // The service's own limits (RATE_LIMIT_PER_MINUTE 6000, AUTH_FAILURES_PER_MINUTE 60),
       // which the test app turns off by default.
       const app = await appOver(counting, {
-        rateLimitPerMinute: DEFAULT_RATE_LIMIT_PER_MINUTE,
-        authFailuresPerMinute: DEFAULT_AUTH_FAILURES_PER_MINUTE,
+        rateLimitPerMinute: DEFAULTS.rateLimitPerMinute,
+        authFailuresPerMinute: DEFAULTS.authFailuresPerMinute,
       })
       try {
         const findings = new Findings()
@@ -170,7 +170,7 @@ for (const backend of allBackends()) {
           })
         }
         findings.assertNone('session floods')
-        const budget = DEFAULT_AUTH_FAILURES_PER_MINUTE
+        const budget = DEFAULTS.authFailuresPerMinute
         assert.equal(lookups, budget, `lookups; statuses ${JSON.stringify([...statuses])}`)
         assert.equal(statuses.get(429), sessions.length - budget)
         // Another address, and a live session from it, are untouched by the flood.

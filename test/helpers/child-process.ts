@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
+import { SETTING_VARIABLES } from '../../src/config.js'
 
 /**
  * How every test starts a child process (the built service, the CLI, a helper script): one
@@ -6,45 +7,8 @@ import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
  */
 
 /**
- * Every setting the service reads from the environment (docs/configuration.md). A developer's
- * shell may hold any of them; a child sees only those a test gives it.
- */
-export const SERVICE_SETTINGS: readonly string[] = [
-  'DATABASE_URL',
-  'HOST',
-  'PORT',
-  'LOG_LEVEL',
-  'RATE_LIMIT_PER_MINUTE',
-  'AUTH_FAILURES_PER_MINUTE',
-  'CORS_ORIGINS',
-  'TRUST_PROXY',
-  'DATABASE_READ_URLS',
-  'DB_POOL_SIZE',
-  'DB_REPLICA_POOL_SIZE',
-  'DB_REPLICA_TIMEOUT_MS',
-  'DB_CONNECT_TIMEOUT_MS',
-  'DB_STATEMENT_TIMEOUT_MS',
-  'SQLITE_BUSY_TIMEOUT_MS',
-  'KEEP_ALIVE_TIMEOUT_MS',
-  'REQUEST_TIMEOUT_MS',
-  'HEADERS_TIMEOUT_MS',
-  'MAX_CONNECTIONS',
-  'SHUTDOWN_TIMEOUT_MS',
-  'SHUTDOWN_DELAY_MS',
-  'METRICS_PORT',
-  'METRICS_HOST',
-  'LISTING_CACHE_MB',
-  'FOLDER_BROWSER',
-  'CHANGE_RETENTION_DAYS',
-  'LONG_POLL_MAX_WAITERS',
-  'LONG_POLL_PER_SESSION',
-  'LONG_POLL_INTERVAL_MS',
-  'FEED_NOTIFY',
-  'WORKERS',
-]
-
-/**
- * The environment of a child: ours without the service's settings and without the test
+ * The environment of a child: ours without the service's settings (a developer's shell may
+ * hold any of them; a child sees only those a test gives it) and without the test
  * runner's (its loader and coverage flags in NODE_OPTIONS, its NODE_TEST_* context, which
  * would make a child node process act as a test file). `extra` is then applied: a value
  * sets a variable, undefined removes it.
@@ -52,7 +16,7 @@ export const SERVICE_SETTINGS: readonly string[] = [
 export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env }
   for (const name of Object.keys(env)) {
-    if (name === 'NODE_OPTIONS' || name.startsWith('NODE_TEST') || SERVICE_SETTINGS.includes(name)) {
+    if (name === 'NODE_OPTIONS' || name.startsWith('NODE_TEST') || SETTING_VARIABLES.includes(name)) {
       delete env[name]
     }
   }

@@ -1,10 +1,9 @@
 import { after, before } from 'node:test'
 import type { FastifyInstance } from 'fastify'
-import type { AppConfig } from '../../src/app.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import type { Store } from '../../src/store/store.js'
 import { sqliteBackend } from './backends.js'
-import { appOver, cookie } from './test-app.js'
+import { appOver, cookie, type AppOverrides } from './test-app.js'
 
 /** A small seeded SQLite database and apps built over it, for the operability suites. */
 
@@ -82,7 +81,7 @@ export async function openSeeded(): Promise<Seeded> {
  * Registers hooks that open a seeded database and the app over it before the suite's tests
  * and close both after them; the tests read `ctx.app` and `ctx.seeded`.
  */
-export function useSeededApp(config: Partial<AppConfig> = {}): { app: FastifyInstance; seeded: Seeded } {
+export function useSeededApp(config: AppOverrides = {}): { app: FastifyInstance; seeded: Seeded } {
   const ctx = {} as { app: FastifyInstance; seeded: Seeded }
   before(async () => {
     ctx.seeded = await openSeeded()

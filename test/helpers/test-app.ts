@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyServerOptions, LightMyRequestResponse } from 'fastify'
-import { buildApp, type AppConfig } from '../../src/app.js'
-import { loadConfig } from '../../src/config.js'
+import { buildApp, type AppOptions } from '../../src/app.js'
+import { DEFAULTS, type Config } from '../../src/config.js'
 import type { ServingStore, Store } from '../../src/store/store.js'
 import type { Backend } from './backends.js'
 import type { toBody } from './contract-data.js'
@@ -16,6 +16,9 @@ export interface TestApp {
   close(): Promise<void>
 }
 
+/** What a suite changes from the test app's settings, and its event streams' timing. */
+export type AppOverrides = Partial<Config> & Pick<AppOptions, 'eventStream'>
+
 /**
  * THE test app: the HTTP app over any store (a real one or a failing wrapper), ready, with
  * the service's defaults except that it is silent and not rate limited. A suite states what
@@ -23,17 +26,18 @@ export interface TestApp {
  */
 export async function appOver(
   store: ServingStore,
-  overrides: Partial<AppConfig> = {},
+  overrides: AppOverrides = {},
   logger: FastifyServerOptions['logger'] = false,
 ): Promise<FastifyInstance> {
-  const config = {
-    ...loadConfig({}),
+  const { eventStream, ...settings } = overrides
+  const config: Config = {
+    ...DEFAULTS,
     logLevel: 'silent',
     rateLimitPerMinute: 0,
     authFailuresPerMinute: 0,
-    ...overrides,
+    ...settings,
   }
-  const app = await buildApp({ store, config, logger })
+  const app = await buildApp({ store, config, eventStream, logger })
   await app.ready()
   return app
 }

@@ -2,14 +2,13 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
-import type { AppConfig } from '../../src/app.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends } from '../helpers/backends.js'
 import { openEventStream, type OpenedStream } from '../helpers/event-stream-client.js'
 import { countingCalls } from '../helpers/counting-store.js'
 import { uuid } from '../helpers/ids.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
-import { appOver } from '../helpers/test-app.js'
+import { appOver, type AppOverrides } from '../helpers/test-app.js'
 import type { Store } from '../../src/store/store.js'
 
 /**
@@ -43,7 +42,7 @@ for (const backend of allBackends()) {
     const streams: OpenedStream[] = []
 
     /** A listening app over the test store; closed after the suite. */
-    async function serve(overrides: Partial<AppConfig> = {}, store: Store = opened.store) {
+    async function serve(overrides: AppOverrides = {}, store: Store = opened.store) {
       const app = await appOver(store, {
         longPollIntervalMs: 100,
         eventStream: { heartbeatMs: 60_000 },

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { ConfigError, DEFAULT_RATE_LIMIT_PER_MINUTE, loadConfig, type Env } from '../../src/config.js'
-import { SERVICE_SETTINGS } from '../helpers/child-process.js'
-import { configVariables } from '../helpers/config-variables.js'
+import { ConfigError, loadConfig, type Env } from '../../src/config.js'
 import { assertOneLineError } from '../helpers/cli-asserts.js'
 import { runCli, ensureBuilt } from '../helpers/cli.js'
 import { openStore } from '../../src/store/open-store.js'
@@ -14,16 +12,6 @@ import { replicaSkip } from '../helpers/replica.js'
 /** docs/configuration.md: every setting from the environment, validated once, bad values named. */
 
 describe('configuration', () => {
-  it('reads only variables the child-process harness clears (so no test inherits one)', () => {
-    const read = configVariables()
-    assert.ok(read.includes('DATABASE_URL') && read.includes('LISTING_CACHE_MB'), read.join(', '))
-    assert.deepEqual(
-      read.filter((name) => !SERVICE_SETTINGS.includes(name)),
-      [],
-      'add these to SERVICE_SETTINGS in test/helpers/child-process.ts',
-    )
-  })
-
   it('has the documented defaults and is frozen', () => {
     const config = loadConfig({})
     assert.deepEqual(config, {
@@ -31,7 +19,7 @@ describe('configuration', () => {
       host: '127.0.0.1',
       port: 3000,
       logLevel: 'info',
-      rateLimitPerMinute: DEFAULT_RATE_LIMIT_PER_MINUTE,
+      rateLimitPerMinute: 6000,
       authFailuresPerMinute: 60,
       corsOrigins: [],
       trustProxy: false,
@@ -56,8 +44,7 @@ describe('configuration', () => {
       longPollMaxWaiters: 2500,
       longPollMaxPerSession: 4,
       longPollIntervalMs: 250,
-      feedWakeups: true,
-      feedListenUrl: null,
+      feedNotify: { wakeups: true, listenUrl: null },
     })
     assert.ok(Object.isFrozen(config))
     assert.ok(Object.isFrozen(config.corsOrigins))
@@ -126,8 +113,7 @@ describe('configuration', () => {
       longPollMaxWaiters: 50,
       longPollMaxPerSession: 2,
       longPollIntervalMs: 100,
-      feedWakeups: true,
-      feedListenUrl: 'postgres://listen@db.internal:5432/app',
+      feedNotify: { wakeups: true, listenUrl: 'postgres://listen@db.internal:5432/app' },
     })
     const flagged = loadConfig(env, { db: 'sqlite:/tmp/y.db', host: '::1', port: '0', logLevel: 'warn' })
     assert.equal(flagged.databaseUrl, 'sqlite:/tmp/y.db')
