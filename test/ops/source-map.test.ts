@@ -7,8 +7,9 @@ import { REPO_ROOT, markdownSection, readRepoFile, tableRows } from '../helpers/
 /**
  * docs/design.md "Source map" is a table whose first cell names a folder (`src/http/`) or a
  * file (`src/app.ts`) by its path from the repository root; the other cells may name files
- * and folders beside it (`request-basics.ts`, `sqlite/`) or from the root (`docs/api.md`). It must name every folder of
- * src/ and every top-level folder of the repository, and nothing that does not exist.
+ * and folders beside it (`request-basics.ts`, `sqlite/`) or from the root (`docs/api.md`).
+ * It must name every folder of src/ and every top-level folder of the repository, and
+ * nothing that does not exist.
  */
 
 interface MapRow {
@@ -42,7 +43,7 @@ function foldersWithFiles(folder: string): string[] {
   return entries.some((entry) => entry.isFile()) || below.length > 0 ? [folder, ...below] : []
 }
 
-/** The repository's top-level folders, leaving out git's and the ones .gitignore names. */
+/** The repository's top-level folders that hold files, leaving out git's and the ones .gitignore names. */
 function topLevelFolders(): string[] {
   const ignored = new Set(
     readRepoFile('.gitignore')
@@ -54,6 +55,7 @@ function topLevelFolders(): string[] {
   return readdirSync(REPO_ROOT, { withFileTypes: true })
     .filter((entry) => entry.isDirectory() && entry.name !== '.git' && !ignored.has(entry.name))
     .map((entry) => `${entry.name}/`)
+    .filter((folder) => foldersWithFiles(folder).length > 0)
 }
 
 /** A name mentioned in a row, found beside the row's path (`sqlite/` in `src/store/`) or else from the root. */
