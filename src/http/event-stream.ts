@@ -1,6 +1,7 @@
 import { once } from 'node:events'
 import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { CLIENT_GONE } from './client-gone.js'
 import { recordHijackedRequest } from './request-completion.js'
 
 /**
@@ -81,7 +82,7 @@ export async function streamEvents(
 ): Promise<void> {
   const res = reply.raw
   const gone = new AbortController()
-  const onClose = () => gone.abort()
+  const onClose = () => gone.abort(CLIENT_GONE)
   res.once('close', onClose)
   reply.hijack()
   const headers: OutgoingHttpHeaders = {}

@@ -4,6 +4,7 @@ import { Problem } from '../schemas/problem.js'
 import { refTo } from '../schemas/ref.js'
 import type { ServingStore } from '../store/store.js'
 import { sessionOf } from './auth.js'
+import { CLIENT_GONE } from './client-gone.js'
 import { acceptsEventStream, type EventStreamOptions } from './event-stream.js'
 import { feedProblem } from './feed-problems.js'
 import { followAsStream, type FeedBody, type StreamedFeed } from './feed-stream.js'
@@ -76,7 +77,7 @@ export function feedAnswerer<R extends { cursor: string | null; wait: number }, 
     }
     const gone = new AbortController()
     const onClose = () => {
-      if (!reply.raw.writableFinished) gone.abort()
+      if (!reply.raw.writableFinished) gone.abort(CLIENT_GONE)
     }
     reply.raw.once('close', onClose)
     try {

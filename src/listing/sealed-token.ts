@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+import { recallToken, rememberToken } from './opened-tokens.js'
 
 /**
  * The one sealing of every token the service hands out (listing continuation tokens,
@@ -39,12 +40,16 @@ export function sealToken(key: Buffer, plain: Buffer, binding: string): string {
   const cipher = createCipheriv('aes-256-gcm', key, nonce)
   cipher.setAAD(Buffer.from(binding, 'utf8'))
   const sealed = Buffer.concat([nonce, cipher.update(plain), cipher.final()])
-  return Buffer.concat([sealed, cipher.getAuthTag()]).toString('base64url')
+  const token = Buffer.concat([sealed, cipher.getAuthTag()]).toString('base64url')
+  rememberToken(key, token, binding, plain)
+  return token
 }
 
 /** The payload, or null for anything `key` did not seal for `binding` or shorter than `minPlain`. */
 export function openToken(key: Buffer, token: string, binding: string, minPlain: number): Buffer | null {
   if (token.length > MAX_TOKEN_LENGTH || !TOKEN_PATTERN.test(token)) return null
+  const recalled = recallToken(key, token, binding)
+  if (recalled !== null) return recalled.length >= minPlain ? recalled : null
   const raw = Buffer.from(token, 'base64url')
   // The decoder ignores a last character that adds no whole byte and the unused low bits
   // of the final one: only the spelling sealToken writes is the token (an altered one is 400).
@@ -54,10 +59,12 @@ export function openToken(key: Buffer, token: string, binding: string, minPlain:
   decipher.setAAD(Buffer.from(binding, 'utf8'))
   decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES))
   try {
-    return Buffer.concat([
+    const plain = Buffer.concat([
       decipher.update(raw.subarray(NONCE_BYTES, raw.length - TAG_BYTES)),
       decipher.final(),
     ])
+    rememberToken(key, token, binding, plain)
+    return plain
   } catch {
     return null // altered, truncated, another key or another binding
   }
