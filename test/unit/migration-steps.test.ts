@@ -86,19 +86,24 @@ describe('the live change-log SQL', () => {
   const url = process.env.TEST_DATABASE_URL ?? ''
   it('makes the PostgreSQL trigger function that the migrations left', { skip: url === '' }, async () => {
     const database = await createEmptyDatabase(url)
-    const client = new pg.Client({ connectionString: database.url })
+    // A pool's client, the kind the store migrates with.
+    const pool = new pg.Pool({ connectionString: database.url, max: 1 })
     try {
-      await client.connect()
-      await client.query('BEGIN')
-      await migratePostgres(client)
-      await client.query('COMMIT')
-      const { rows } = await client.query<{ prosrc: string }>(
-        "SELECT prosrc FROM pg_proc WHERE proname = 'folders_changes_trigger'",
-      )
-      assert.equal(rows.length, 1)
-      assert.ok(changesFunction({ log: true }).includes(`$$${rows[0]?.prosrc}$$`))
+      const client = await pool.connect()
+      try {
+        await client.query('BEGIN')
+        await migratePostgres(client)
+        await client.query('COMMIT')
+        const { rows } = await client.query<{ prosrc: string }>(
+          "SELECT prosrc FROM pg_proc WHERE proname = 'folders_changes_trigger'",
+        )
+        assert.equal(rows.length, 1)
+        assert.ok(changesFunction({ log: true }).includes(`$$${rows[0]?.prosrc}$$`))
+      } finally {
+        client.release()
+      }
     } finally {
-      await client.end()
+      await pool.end()
       await database.drop()
     }
   })

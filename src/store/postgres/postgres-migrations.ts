@@ -1,5 +1,4 @@
-import type { UmzugStorage } from 'umzug'
-import { refusal, runPendingMigrations } from '../run-migrations.js'
+import { refusal, runPendingMigrations, type MigrationStorage } from '../run-migrations.js'
 import type { Client } from './postgres-connections.js'
 import { MIGRATIONS } from './migrations/index.js'
 
@@ -17,17 +16,14 @@ export const postgresMigrationNames: readonly string[] = MIGRATIONS.map(({ name 
 /** Key of the advisory lock that serialises migrations (any constant shared by all instances). */
 const MIGRATION_LOCK_KEY = '7301185042'
 
-function migrationStorage(client: Client): UmzugStorage {
+function migrationStorage(client: Client): MigrationStorage {
   return {
     executed: async () =>
       (await client.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name')).rows.map(
         (row) => row.name,
       ),
-    logMigration: async ({ name }) => {
+    logMigration: async (name) => {
       await client.query('INSERT INTO schema_migrations (name) VALUES ($1)', [name])
-    },
-    unlogMigration: async ({ name }) => {
-      await client.query('DELETE FROM schema_migrations WHERE name = $1', [name])
     },
   }
 }

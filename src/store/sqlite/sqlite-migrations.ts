@@ -1,6 +1,5 @@
 import type Database from 'better-sqlite3'
-import type { UmzugStorage } from 'umzug'
-import { refusal, runPendingMigrations, type Migration } from '../run-migrations.js'
+import { refusal, runPendingMigrations, type Migration, type MigrationStorage } from '../run-migrations.js'
 import { MIGRATIONS } from './migrations/index.js'
 
 /**
@@ -13,8 +12,8 @@ import { MIGRATIONS } from './migrations/index.js'
 /** The steps' names in the order they apply (the step lists' test compares the backends). */
 export const sqliteMigrationNames: readonly string[] = MIGRATIONS.map(({ name }) => name)
 
-/** schema_migrations as umzug's storage; reads as empty until the first upgrade creates it. */
-function migrationStorage(db: Database.Database): UmzugStorage {
+/** schema_migrations; reads as empty until the first upgrade creates it. */
+function migrationStorage(db: Database.Database): MigrationStorage {
   const exists = () =>
     db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get() !==
     undefined
@@ -25,14 +24,10 @@ function migrationStorage(db: Database.Database): UmzugStorage {
           ? (db.prepare('SELECT name FROM schema_migrations ORDER BY name').pluck().all() as string[])
           : [],
       ),
-    logMigration: ({ name }) => {
+    logMigration: (name) => {
       db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
         name TEXT PRIMARY KEY NOT NULL, applied_at INTEGER NOT NULL) STRICT`)
       db.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)').run(name, Date.now())
-      return Promise.resolve()
-    },
-    unlogMigration: ({ name }) => {
-      db.prepare('DELETE FROM schema_migrations WHERE name = ?').run(name)
       return Promise.resolve()
     },
   }
@@ -54,7 +49,7 @@ export async function migrateSqlite(db: Database.Database): Promise<void> {
     },
   }))
   const storage = migrationStorage(db)
-  const applied = new Set(await storage.executed({ context: undefined }))
+  const applied = new Set(await storage.executed())
   if (migrations.every(({ name }) => applied.has(name))) return
   db.exec('BEGIN IMMEDIATE')
   try {
