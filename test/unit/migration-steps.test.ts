@@ -4,6 +4,7 @@ import { describe, it } from 'node:test'
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { changesFunction } from '../../src/store/postgres/change-log-sql.js'
+import { runPendingMigrations, type Migration } from '../../src/store/run-migrations.js'
 import { migratePostgres, postgresMigrationNames } from '../../src/store/postgres/postgres-migrations.js'
 import { changeTriggers } from '../../src/store/sqlite/change-log-sql.js'
 import { migrateSqlite, sqliteMigrationNames } from '../../src/store/sqlite/sqlite-migrations.js'
@@ -106,5 +107,35 @@ describe('the live change-log SQL', () => {
       await pool.end()
       await database.drop()
     }
+  })
+})
+
+describe('running the steps', () => {
+  it('applies the unrecorded ones in list order, recording each, and stops at a failure naming it', async () => {
+    const ran: string[] = []
+    const logged: string[] = []
+    const boom = new Error('no such table: t')
+    const step = (name: string, fail = false): Migration => ({
+      name,
+      up: () => {
+        ran.push(name)
+        return fail ? Promise.reject(boom) : Promise.resolve()
+      },
+    })
+    const storage = {
+      executed: () => Promise.resolve(['002-b']),
+      logMigration: (name: string) => {
+        logged.push(name)
+        return Promise.resolve()
+      },
+    }
+    const steps = [step('001-a'), step('002-b'), step('003-c'), step('004-d', true), step('005-e')]
+    await assert.rejects(runPendingMigrations(steps, storage), (error: Error) => {
+      assert.equal(error.message, 'Migration 004-d (up) failed: Original error: no such table: t')
+      assert.equal(error.cause, boom)
+      return true
+    })
+    assert.deepEqual(ran, ['001-a', '003-c', '004-d'])
+    assert.deepEqual(logged, ['001-a', '003-c'])
   })
 })
