@@ -2,6 +2,22 @@
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
+/** Fastify and HTTP modules, kept out of the listing, the feed and the Store. */
+const HTTP_PACKAGES = ['fastify', 'fastify-plugin']
+const HTTP_MODULES = {
+  group: ['**/http/*', '**/routes/*', '@fastify/*'],
+  message: 'HTTP belongs to src/http and src/routes: return an outcome instead.',
+}
+
+/**
+ * A migration is history (src/store/sqlite/migrations/index.ts): only each backend's runner
+ * reads the steps, and live SQL has its own modules (change-log-sql.ts).
+ */
+const MIGRATION_STEPS = {
+  group: ['**/migrations/*'],
+  message: 'Only the migrations runner imports a migration; live SQL belongs in its own module.',
+}
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'data/', 'bench/results/', 'coverage/', 'packages/client/dist/'] },
   js.configs.recommended,
@@ -29,18 +45,54 @@ export default tseslint.config(
     },
   },
   {
+    rules: { 'no-restricted-imports': ['error', { patterns: [MIGRATION_STEPS] }] },
+  },
+  {
     // The listing, the change feed and the Store return outcomes as values; only the routes
     // and src/http know paths, problems, headers and Fastify (docs/design.md).
     files: ['src/listing/**', 'src/feed/**', 'src/store/**', 'src/import/**'],
     rules: {
+      'no-restricted-imports': ['error', { paths: HTTP_PACKAGES, patterns: [HTTP_MODULES, MIGRATION_STEPS] }],
+    },
+  },
+  {
+    // Each backend's runner, the one reader of its steps' list.
+    files: ['src/store/sqlite/sqlite-migrations.ts', 'src/store/postgres/postgres-migrations.ts'],
+    rules: {
       'no-restricted-imports': [
         'error',
         {
-          paths: ['fastify', 'fastify-plugin'],
+          paths: HTTP_PACKAGES,
+          patterns: [
+            HTTP_MODULES,
+            { ...MIGRATION_STEPS, group: [...MIGRATION_STEPS.group, '!./migrations/index.js'] },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // A step is history: its SQL is written out in it, never taken from code that can change.
+    files: ['src/store/*/migrations/[0-9]*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '.*', allowTypeImports: true, message: 'A migration step imports no code.' }] },
+      ],
+    },
+  },
+  {
+    // The list of steps imports the steps beside it, and nothing else.
+    files: ['src/store/*/migrations/index.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
           patterns: [
             {
-              group: ['**/http/*', '**/routes/*', '@fastify/*'],
-              message: 'HTTP belongs to src/http and src/routes: return an outcome instead.',
+              regex: '^(?!\\./[0-9]{3}-[a-z0-9-]+\\.js$)',
+              allowTypeImports: true,
+              message: 'The list of steps imports only the steps (./NNN-name.js).',
             },
           ],
         },

@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
 import pg from 'pg'
-import { folderChangesFunction } from '../src/store/postgres/postgres-migrations.js'
-import { changeTriggers } from '../src/store/sqlite/sqlite-migrations.js'
+import { changesFunction } from '../src/store/postgres/change-log-sql.js'
+import { changeTriggers } from '../src/store/sqlite/change-log-sql.js'
 import { generateDataSet, type DataSet } from './dataset.js'
 import { benchDatabase, type BenchDatabase } from './postgres.js'
 import { importData } from './service.js'
@@ -55,7 +55,7 @@ async function strip(url: string, label: Label): Promise<void> {
   }
   const client = new pg.Client({ connectionString: url })
   await client.connect()
-  if (label === 'generations only') await client.query(folderChangesFunction({ log: false }))
+  if (label === 'generations only') await client.query(changesFunction({ log: false }))
   else for (const name of FOLDER_TRIGGERS) await client.query(`DROP TRIGGER ${name} ON folders`)
   await client.end()
 }

@@ -1,5 +1,3 @@
-import type { UmzugStorage } from 'umzug'
-
 /**
  * A schema step as an adapter writes it: SQL, and optionally a query for rows that the step
  * cannot accept (a new constraint that existing data breaks). Such rows stop the upgrade
@@ -27,14 +25,35 @@ export interface Migration {
   up: () => Promise<void>
 }
 
+/** Where an adapter records the steps applied (its schema_migrations table). */
+export interface MigrationStorage {
+  /** the names of the steps applied, none before the first upgrade */
+  executed(): Promise<string[]>
+  logMigration(name: string): Promise<void>
+}
+
 /**
- * Applies, with umzug, the migrations the storage has not recorded. umzug costs about
- * 0.2 s of CPU to load, so it is imported only when a migration is pending: starting the
- * server or running a CLI command on an up-to-date database never pays for it.
+ * Applies, in list order, the steps the storage has not recorded, recording each after it
+ * runs; the caller's transaction holds them all, so a step that fails leaves none applied.
+ * The message of a failure names the step (in the words umzug used before, which operators
+ * may have matched) and keeps the error as its cause (postgres-errors.ts reads the causes).
  */
-export async function runPendingMigrations(migrations: Migration[], storage: UmzugStorage): Promise<void> {
-  const applied = new Set(await storage.executed({ context: undefined }))
-  if (migrations.every(({ name }) => applied.has(name))) return
-  const { Umzug } = await import('umzug')
-  await new Umzug({ migrations, storage, logger: undefined }).up()
+export async function runPendingMigrations(
+  migrations: readonly Migration[],
+  storage: MigrationStorage,
+): Promise<void> {
+  const applied = new Set(await storage.executed())
+  for (const { name, up } of migrations) {
+    if (applied.has(name)) continue
+    try {
+      await up()
+    } catch (error) {
+      const cause =
+        error instanceof Error
+          ? `Original error: ${error.message}`
+          : `Non-error value thrown: ${String(error)}`
+      throw new Error(`Migration ${name} (up) failed: ${cause}`, { cause: error })
+    }
+    await storage.logMigration(name)
+  }
 }

@@ -101,7 +101,8 @@ function categoryOf(table: ListingTable, column: string): Category | undefined {
 const decide = (table: string) =>
   `Decide whether a listing shows it or decides whether and where a row is listed. If so, it ` +
   `belongs in LISTING_SOURCES.${table}.listed and in the generation triggers of both migration sets ` +
-  `(a new migration in src/store/sqlite/sqlite-migrations.ts and in src/store/postgres/postgres-migrations.ts), ` +
+  `(a new step in src/store/sqlite/migrations/ and in src/store/postgres/migrations/, and the live copy in ` +
+  `each change-log-sql.ts), ` +
   `and the import replay (src/store/import-replay.ts) must cover it; if not, list it as unlisted.`
 
 const undescribed = (table: string, column: Column) =>

@@ -56,7 +56,7 @@ function codeOf(error: Error): string | undefined {
   return typeof code === 'string' ? code : undefined
 }
 
-/** The error and its causes, outermost first (umzug and pg-pool wrap the driver's error). */
+/** The error and its causes, outermost first (the migration runner and pg-pool wrap the driver's error). */
 function* causes(error: unknown): Generator<Error> {
   let current = error
   for (let depth = 0; depth < 5 && current instanceof Error; depth++) {

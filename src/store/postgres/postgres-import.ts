@@ -5,7 +5,7 @@ import { from as copyFrom, type CopyStreamQuery } from 'pg-copy-streams'
 import { checkStaged, placeFolders, type StagingConnection } from '../staged-import-checks.js'
 import type { FolderRecord, ImportCounts, ImportItem, ImportKind, ImportSource } from '../store.js'
 import type { Client } from './postgres-connections.js'
-import { NEXT_GENERATION } from './postgres-migrations.js'
+import { NEXT_GENERATION } from './change-log-sql.js'
 import { importReplay } from '../import-replay.js'
 import { naturalKey } from '../../ordering/natural-key.js'
 

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3'
 import { naturalKey } from '../../ordering/natural-key.js'
 import { checkStaged, placeFolders, type StagingConnection } from '../staged-import-checks.js'
-import { FIRST_GENERATION, logOwners } from './sqlite-migrations.js'
+import { FIRST_GENERATION, logOwners } from './change-log-sql.js'
 import { importReplay } from '../import-replay.js'
 import type { FolderRecord, ImportCounts, ImportItem, ImportKind, ImportSource } from '../store.js'
 
