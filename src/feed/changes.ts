@@ -1,6 +1,6 @@
 import { normaliseUuid } from '../ids.js'
 import { toFolderBody } from '../listing/listing.js'
-import type { DeploymentSealers } from '../listing/token-sealers.js'
+import type { DeploymentSealers } from '../tokens/token-sealers.js'
 import type { ChangeEntry, FolderChangesBody } from '../schemas/changes.js'
 import {
   DEFAULT_CHANGES_LIMIT,
@@ -15,7 +15,7 @@ import {
   type ServingStore,
   type SessionUser,
 } from '../store/store.js'
-import { changesBinding, type ChangesCursors } from './changes-cursor.js'
+import { changesBinding, type ChangesCursors } from '../tokens/changes-cursor.js'
 import { holdUntilChanged, type HoldOptions, type HoldRefusal } from './held-request.js'
 import type { ChangeWatcher, Hold } from './watcher.js'
 

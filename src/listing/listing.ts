@@ -16,10 +16,16 @@ import type {
   ServingStore,
 } from '../store/store.js'
 import { formatTimestamp } from '../time.js'
-import { changesBinding } from '../feed/changes-cursor.js'
+import { changesBinding } from '../tokens/changes-cursor.js'
 import { ALL_ROWS } from '../store/store.js'
-import { type CursorSealer, cursorBinding, nameDigest, type OpenedCursor, type Seek } from './cursor.js'
-import { DeploymentSealers } from './token-sealers.js'
+import {
+  type CursorSealer,
+  cursorBinding,
+  nameDigest,
+  type OpenedCursor,
+  type Seek,
+} from '../tokens/listing-cursor.js'
+import { DeploymentSealers } from '../tokens/token-sealers.js'
 import { adjacentKey } from './adjacent-key.js'
 import { naturalPrefixBound } from './natural-seek.js'
 import { naturalKey } from '../ordering/natural-key.js'

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { describe, it } from 'node:test'
-import { openToken, sealToken } from '../../src/listing/sealed-token.js'
+import { openToken, sealToken } from '../../src/tokens/sealed-token.js'
 
-/** Sealed tokens (src/listing/sealed-token.ts): nonces drawn a pool at a time never repeat. */
+/** Sealed tokens (src/tokens/sealed-token.ts): nonces drawn a pool at a time never repeat. */
 
 const NONCE_BYTES = 12
 
