@@ -1,5 +1,5 @@
 import { normaliseUuid } from '../ids.js'
-import { toFolderBody } from '../listing/listing.js'
+import { toFolderBody } from '../schemas/folder-body.js'
 import type { DeploymentSealers } from '../tokens/token-sealers.js'
 import type { ChangeEntry, FolderChangesBody } from '../schemas/changes.js'
 import {
@@ -22,7 +22,7 @@ import type { ChangeWatcher, Hold } from './watcher.js'
 /**
  * The changes feed of one parent (docs/api.md "Changes"), knowing nothing of HTTP: the
  * Store's log rows become the answer body (entries collapsed per folder at their last
- * occurrence, upserts built by the listing's own folder code), the next cursor and has_more;
+ * occurrence, upserts in the listing's own folder shape), the next cursor and has_more;
  * with `wait`, the request is held on the process's watcher until a change commits. Every
  * outcome is a value; the route turns them into 200, 404, 400, 410 and 429.
  */

@@ -1,4 +1,4 @@
-import { toFolderBody } from '../listing/listing.js'
+import { toFolderBody } from '../schemas/folder-body.js'
 import type { DeploymentSealers } from '../tokens/token-sealers.js'
 import type { FolderTreeBody, TreeEntry } from '../schemas/tree.js'
 import type { TreeQueryString } from '../schemas/tree-query.js'
