@@ -72,7 +72,7 @@ export type RawListing = GenerationRow &
 
 /**
  * The owner's listing generation in the snapshot of the statement it is a column of
- * ($1 is the owner in every routed statement): the read router (read-router.ts) serves a
+ * ($1 is the owner in every routed statement): the read router (replicas.ts) serves a
  * replica's rows only when it is at least the session's.
  */
 const GENERATION_COLUMN = '(SELECT listing_generation FROM users WHERE id = $1)::text AS generation'

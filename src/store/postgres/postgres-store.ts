@@ -16,8 +16,6 @@ import {
   type ImportSource,
   type ListFoldersQuery,
   type MoveOutcome,
-  type ReadRoutingStats,
-  type ReplicaRefusal,
   type SessionUser,
   type Store,
   type TreeLogQuery,
@@ -32,7 +30,8 @@ import { cannotConnect } from './postgres-errors.js'
 import { importIntoPostgres } from './postgres-import.js'
 import { itemsOf } from '../import-faults.js'
 import { BatchedLookups } from './batched-lookups.js'
-import { ReadRouter, type ReplicaSettings, type SnapshotGeneration } from './read-router.js'
+import type { ReadRoutingStats, ReplicaRefusal } from '../replica-stats.js'
+import { ReadRouter, type ReplicaSettings, type SnapshotGeneration } from './replicas.js'
 import { migratePostgres } from './postgres-migrations.js'
 import { changesResult, type LoggedChange } from '../change-rows.js'
 import { naturalKey } from '../../ordering/natural-key.js'
