@@ -55,6 +55,31 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { paths: HTTP_PACKAGES, patterns: [HTTP_MODULES, MIGRATION_STEPS] }],
     },
   },
+  // The listing and the feeds stand side by side on src/tokens and src/schemas: neither
+  // imports the other (docs/design.md). The HTTP and migration rules are repeated: a later
+  // block's options replace an earlier one's.
+  ...[
+    ['listing', 'feed'],
+    ['feed', 'listing'],
+  ].map(([from, other]) => ({
+    files: [`src/${from}/**`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: HTTP_PACKAGES,
+          patterns: [
+            HTTP_MODULES,
+            MIGRATION_STEPS,
+            {
+              group: [`**/${other}/*`],
+              message: `src/${from} does not import src/${other}: what both need lives in src/tokens or src/schemas.`,
+            },
+          ],
+        },
+      ],
+    },
+  })),
   {
     // Each backend's runner, the one reader of its steps' list.
     files: ['src/store/sqlite/sqlite-migrations.ts', 'src/store/postgres/postgres-migrations.ts'],

@@ -24,7 +24,7 @@ import { importData } from './service.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
-/** The statement of PostgresStore.findSessionUser (src/store/postgres/postgres-store.ts). */
+/** The statement of PostgresStore.findSessionUser (SESSION_USERS, src/store/postgres/postgres-statements.ts). */
 const SESSION_SQL = `SELECT u.id, u.username, u.avatar_url, u.is_suspended, u.listing_generation::text AS generation
   FROM sessions s JOIN users u ON u.id = s.user_id
  WHERE s.id = $1 AND (s.expires_at IS NULL OR s.expires_at > $2::timestamptz)`

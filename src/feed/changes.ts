@@ -1,6 +1,6 @@
 import { normaliseUuid } from '../ids.js'
-import { toFolderBody } from '../listing/listing.js'
-import type { DeploymentSealers } from '../listing/token-sealers.js'
+import { toFolderBody } from '../schemas/folder-body.js'
+import type { DeploymentSealers } from '../tokens/token-sealers.js'
 import type { ChangeEntry, FolderChangesBody } from '../schemas/changes.js'
 import {
   DEFAULT_CHANGES_LIMIT,
@@ -15,14 +15,14 @@ import {
   type ServingStore,
   type SessionUser,
 } from '../store/store.js'
-import { changesBinding, type ChangesCursors } from './changes-cursor.js'
+import { changesBinding, type ChangesCursors } from '../tokens/changes-cursor.js'
 import { holdUntilChanged, type HoldOptions, type HoldRefusal } from './held-request.js'
 import type { ChangeWatcher, Hold } from './watcher.js'
 
 /**
  * The changes feed of one parent (docs/api.md "Changes"), knowing nothing of HTTP: the
  * Store's log rows become the answer body (entries collapsed per folder at their last
- * occurrence, upserts built by the listing's own folder code), the next cursor and has_more;
+ * occurrence, upserts in the listing's own folder shape), the next cursor and has_more;
  * with `wait`, the request is held on the process's watcher until a change commits. Every
  * outcome is a value; the route turns them into 200, 404, 400, 410 and 429.
  */

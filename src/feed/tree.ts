@@ -1,5 +1,5 @@
-import { toFolderBody } from '../listing/listing.js'
-import type { DeploymentSealers } from '../listing/token-sealers.js'
+import { toFolderBody } from '../schemas/folder-body.js'
+import type { DeploymentSealers } from '../tokens/token-sealers.js'
 import type { FolderTreeBody, TreeEntry } from '../schemas/tree.js'
 import type { TreeQueryString } from '../schemas/tree-query.js'
 import {
@@ -12,7 +12,7 @@ import {
 } from '../store/store.js'
 import { changesRequest, type ChangesRequest } from './changes.js'
 import { holdUntilChanged, type HoldOptions, type HoldRefusal } from './held-request.js'
-import { treeBinding, type Expansion, type TreeCursor, type TreeCursors } from './tree-cursor.js'
+import { treeBinding, type Expansion, type TreeCursor, type TreeCursors } from '../tokens/tree-cursor.js'
 import type { ChangeWatcher, Hold } from './watcher.js'
 
 /**

@@ -2,12 +2,8 @@ import { createServer, STATUS_CODES, type Server } from 'node:http'
 import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client'
 import { LabelledHistogram } from './labelled-histogram.js'
 import { instrumented } from '../store/instrumented-store.js'
-import {
-  FALLBACK_REASONS,
-  REPLICA_REFUSALS,
-  type ReadRoutingStats,
-  type ServingStore,
-} from '../store/store.js'
+import { FALLBACK_REASONS, REPLICA_REFUSALS, type ReadRoutingStats } from '../store/replica-stats.js'
+import type { ServingStore } from '../store/store.js'
 
 /**
  * Prometheus metrics at GET /metrics (text format 0.0.4), on the main listener or on its own

@@ -1,6 +1,6 @@
 import { uuidFromHex } from '../ids.js'
 import type { FolderKey } from '../store/store.js'
-import type { Direction } from './cursor.js'
+import type { Direction } from '../tokens/listing-cursor.js'
 
 /**
  * The key right beside `key` in the listing order (name, created_at, id), on the side of

@@ -1,5 +1,6 @@
 import { normaliseUuid } from '../ids.js'
 import type { FolderListBody } from '../schemas/folder.js'
+import { toFolderBody } from '../schemas/folder-body.js'
 import {
   DEFAULT_LIMIT,
   DEFAULT_ORDER,
@@ -15,11 +16,16 @@ import type {
   SessionUser,
   ServingStore,
 } from '../store/store.js'
-import { formatTimestamp } from '../time.js'
-import { changesBinding } from '../feed/changes-cursor.js'
+import { changesBinding } from '../tokens/changes-cursor.js'
 import { ALL_ROWS } from '../store/store.js'
-import { type CursorSealer, cursorBinding, nameDigest, type OpenedCursor, type Seek } from './cursor.js'
-import { DeploymentSealers } from './token-sealers.js'
+import {
+  type CursorSealer,
+  cursorBinding,
+  nameDigest,
+  type OpenedCursor,
+  type Seek,
+} from '../tokens/listing-cursor.js'
+import { DeploymentSealers } from '../tokens/token-sealers.js'
 import { adjacentKey } from './adjacent-key.js'
 import { naturalPrefixBound } from './natural-seek.js'
 import { naturalKey } from '../ordering/natural-key.js'
@@ -115,18 +121,6 @@ const LAST_CHARACTER = '\u{10FFFF}'
 
 /** A page row's key as a token holds it (the natural sort key is the name's, made again on opening). */
 const keyOf = (row: FolderRow): FolderKey => ({ name: row.name, created_at: row.created_at, id: row.id })
-
-/** A folder as the listing shows it; the changes feed's upserts are the same objects. */
-export function toFolderBody(row: FolderRow, owner: OwnerInfo) {
-  return {
-    id: row.id,
-    name: row.name,
-    folder_id: row.folder_id,
-    owner,
-    created_at: formatTimestamp(row.created_at),
-    updated_at: formatTimestamp(row.updated_at),
-  }
-}
 
 /**
  * Deep offset pages start from a checkpoint: the key of every CHECKPOINT_EVERY-th child,

@@ -1,5 +1,5 @@
 import { naturalKey } from '../ordering/natural-key.js'
-import type { Direction } from './cursor.js'
+import type { Direction } from '../tokens/listing-cursor.js'
 
 /**
  * The natural sort key a continuation token seeks from when it holds only the first bytes

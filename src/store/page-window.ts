@@ -3,7 +3,7 @@
  * Skipping rows costs time proportional to how many are skipped, so a page in the second
  * half is read from the end in reverse order (and flipped back): the last page of 100,000
  * folders then costs what the first does. Used by the SQLite adapter; PostgreSQL does the
- * same inside its listing statement (postgres-store.ts).
+ * same inside its listing statement (postgres/postgres-statements.ts).
  */
 export interface PageWindow {
   /** rows to skip from the chosen end */

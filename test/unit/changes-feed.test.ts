@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { describe, it } from 'node:test'
-import { changesBinding, ChangesCursors } from '../../src/feed/changes-cursor.js'
+import { changesBinding, ChangesCursors } from '../../src/tokens/changes-cursor.js'
 import { changesBody } from '../../src/feed/changes.js'
-import { CursorSealer, cursorBinding } from '../../src/listing/cursor.js'
+import { CursorSealer, cursorBinding } from '../../src/tokens/listing-cursor.js'
 import { ALL_ROWS, type ChangeRow, type ChangesResult, type FolderRow } from '../../src/store/store.js'
 
 /** The feed module without HTTP or database: entries, collapse, next cursor, tokens. */

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { describe, it } from 'node:test'
-import { OPENED_TOKENS } from '../../src/listing/opened-tokens.js'
-import { openToken, sealToken } from '../../src/listing/sealed-token.js'
+import { OPENED_TOKENS } from '../../src/tokens/opened-tokens.js'
+import { openToken, sealToken } from '../../src/tokens/sealed-token.js'
 
-/** Sealed tokens (src/listing/sealed-token.ts): nonces drawn a pool at a time never repeat. */
+/** Sealed tokens (src/tokens/sealed-token.ts): nonces drawn a pool at a time never repeat. */
 
 const NONCE_BYTES = 12
 
@@ -23,7 +23,7 @@ describe('sealed tokens', () => {
   })
 })
 
-describe('opened tokens (src/listing/opened-tokens.ts)', () => {
+describe('opened tokens (src/tokens/opened-tokens.ts)', () => {
   it('open again from memory under the same key and binding only, as decryption would', () => {
     const key = randomBytes(32)
     const plain = Buffer.from('position 42')

@@ -10,6 +10,7 @@ import {
   type TreePageQuery,
   type TreePageResult,
 } from '../store.js'
+import { ms } from './postgres-statements.js'
 
 /**
  * The folder tree's statements on PostgreSQL (Store.readTreePage, Store.readTreeLog): each
@@ -17,9 +18,6 @@ import {
  * router. A folder is in the tree of $2 when it is live, the owner's ($1), not $2 itself, and
  * its parent is $2 (NULL: the user's root) or in the tree.
  */
-
-/** timestamptz -> epoch milliseconds as int8 (as postgres-store.ts) */
-const ms = (column: string) => `(extract(epoch FROM ${column}) * 1000)::int8`
 
 const ROOT_OK = `($2::uuid IS NULL OR EXISTS (
   SELECT 1 FROM folders WHERE id = $2::uuid AND owner_id = $1 AND NOT is_deleted))`

@@ -1,5 +1,5 @@
 import type { QueryConfig } from 'pg'
-import type { ReplicaRefusal } from '../store.js'
+import type { ReplicaRefusal } from '../replica-stats.js'
 
 /**
  * Which database a server holds, so that a URL in DATABASE_READ_URLS is read only when it is

@@ -13,7 +13,6 @@ import {
   type ImportData,
   type ImportSource,
   type ListFoldersQuery,
-  type ListingOrder,
   type MoveOutcome,
   type SessionUser,
   type Store,
@@ -32,35 +31,36 @@ import { openSqliteDatabase, type SqliteSettings } from './sqlite-connections.js
 import { changesResult, type LoggedChange } from '../change-rows.js'
 import { naturalKey } from '../../ordering/natural-key.js'
 import { prepareTreeStatements, readTreeLogNow, readTreePageNow, type TreeStatements } from './sqlite-tree.js'
-
-type Row = Record<string, unknown>
-
-const FOLDER_COLUMNS = 'id, name, folder_id, created_at, updated_at'
-const PAGE_COLUMNS = 'id, name, created_at, updated_at'
-type PageRow = [id: string, name: string, created_at: number, updated_at: number]
-type SessionRow = [
-  id: string,
-  username: string,
-  avatar_url: string | null,
-  suspended: number,
-  generation: number,
-]
-/** The columns of each listing order, the sort key first (docs/api.md "Order"). */
-const ORDER_COLUMNS: Record<ListingOrder, string[]> = {
-  name: ['name', 'created_at', 'id'],
-  name_natural: ['name_key', 'name', 'created_at', 'id'],
-}
-const orderBy = (order: ListingOrder, direction = '') =>
-  `ORDER BY ${ORDER_COLUMNS[order].map((column) => column + direction).join(', ')}`
-const ORDER = orderBy('name')
-const USER_COLUMNS = 'id, username, email, avatar_url, password_hash, is_suspended, created_at, updated_at'
-
-/** A seek key's values in the order's column order. */
-function keyValues(key: FolderKey, order: ListingOrder = 'name'): unknown[] {
-  const values = [key.name, key.created_at, key.id]
-  if (order === 'name') return values
-  return [Buffer.from(key.naturalKey ?? naturalKey(key.name)), ...values]
-}
+import {
+  ADD_FOLDER,
+  CLEAR_REPLACED_ROWS,
+  COUNT_LIVE_BELOW,
+  COUNT_USERS,
+  DELETE_CHANGE,
+  DELETE_SESSION,
+  FIND_FOLDER,
+  FIND_USER,
+  keyValues,
+  LIST_LIVE_FOLDERS,
+  LIST_USERS,
+  LIVE_FOLDER_OWNER,
+  MARK_FOLDER_DELETED,
+  MOVE_FOLDER,
+  OWNER_GENERATIONS,
+  PARENT_INSIDE,
+  PING,
+  prepareChangeStatements,
+  prepareHotStatements,
+  PRUNABLE_CHANGES,
+  RENAME_FOLDER,
+  SET_USER_SUSPENDED,
+  type ChangeStatements,
+  type HotStatements,
+  type LogRow,
+  type PageRow,
+  type Row,
+  type SessionRow,
+} from './sqlite-statements.js'
 
 function toUser(row: Row): UserRecord {
   return { ...(row as unknown as UserRecord), is_suspended: row.is_suspended === 1 }
@@ -68,142 +68,6 @@ function toUser(row: Row): UserRecord {
 
 function toFolder(row: Row): FolderRecord {
   return { ...(row as unknown as FolderRecord), is_deleted: row.is_deleted === 1 }
-}
-
-/**
- * The statements of readChanges. `rows` walks the owner's log after the position in its
- * primary key order, keeping the parent's 'folder' rows and the owner's 'owner' rows, with
- * each folder's state when it is now a live child of that parent.
- * $owner, $parent (null: the root), $generation, $row, $limit.
- */
-interface ChangeStatements {
-  owner: Database.Statement
-  valid: Database.Statement
-  rows: Database.Statement
-}
-
-type LogRow = [
-  id: number,
-  generation: number,
-  kind: 'folder' | 'owner',
-  folderId: string | null,
-  name: string | null,
-  createdAt: number | null,
-  updatedAt: number | null,
-]
-
-function prepareChangeStatements(db: Database.Database): ChangeStatements {
-  return {
-    owner: db.prepare('SELECT id, username, avatar_url, listing_generation FROM users WHERE id = ?'),
-    // A position is valid when its generation has a log row of this owner (not pruned,
-    // not restored away, not another owner's) and no reset came after it.
-    valid: db
-      .prepare(
-        `SELECT EXISTS (SELECT 1 FROM folder_changes WHERE owner_id = $owner AND generation = $generation)
-            AND NOT EXISTS (SELECT 1 FROM folder_changes WHERE owner_id = $owner
-                              AND kind = 'reset' AND generation > $generation)`,
-      )
-      .pluck(),
-    rows: db
-      .prepare(
-        `SELECT c.id, c.generation, c.kind, c.folder_id, f.name, f.created_at, f.updated_at
-           FROM folder_changes AS c
-           LEFT JOIN folders AS f
-             ON f.id = c.folder_id AND f.owner_id = $owner AND f.folder_id IS $parent AND f.is_deleted = 0
-          WHERE c.owner_id = $owner AND (c.generation, c.id) > ($generation, $row)
-            AND (c.kind = 'owner' OR (c.kind = 'folder' AND c.parent_id IS $parent))
-          ORDER BY c.generation, c.id LIMIT $limit`,
-      )
-      .raw(),
-  }
-}
-
-/** Statement compilation costs more than the listing queries themselves: compile once. */
-interface HotStatements {
-  sessionUser: Database.Statement
-  liveChildCount: Database.Statement
-  rootFolderCount: Database.Statement
-  pages: Record<ListingOrder, { children: PageStatements; root: PageStatements }>
-  /** the live rows of (owner, parent) without a natural sort key, for completion */
-  unkeyed: { children: Database.Statement; root: Database.Statement }
-  /** a computed key, stored only while the row still has the name it was computed from */
-  setNaturalKey: Database.Statement
-  cursorKey: Database.Statement
-}
-
-/**
- * A page read forwards, or backwards from the end (see store/page-window.ts); or, for a
- * continuation token, the rows after or before a key, found by seeking the index.
- */
-interface PageStatements {
-  forward: Database.Statement
-  fromEnd: Database.Statement
-  after: Database.Statement
-  before: Database.Statement
-  checkpoints: Database.Statement
-}
-
-// Raw rows without folder_id (the same on every row of a page): a third cheaper than
-// letting the driver build an object per row.
-function pageStatements(db: Database.Database, from: string, order: ListingOrder): PageStatements {
-  const [ascending, descending] = [orderBy(order), orderBy(order, ' DESC')]
-  const key = `(${ORDER_COLUMNS[order].join(', ')})`
-  const slots = `(${ORDER_COLUMNS[order].map(() => '?').join(', ')})`
-  // checkpoints carry the sort key after the FolderKey columns
-  const checkpointColumns = order === 'name' ? 'name, created_at, id' : 'name, created_at, id, name_key'
-  return {
-    forward: db.prepare(`SELECT ${PAGE_COLUMNS} ${from} ${ascending} LIMIT ? OFFSET ?`).raw(),
-    fromEnd: db.prepare(`SELECT ${PAGE_COLUMNS} ${from} ${descending} LIMIT ? OFFSET ?`).raw(),
-    // A row value comparison: SQLite turns it into a range on the order's index.
-    after: db
-      .prepare(`SELECT ${PAGE_COLUMNS} ${from} AND ${key} > ${slots} ${ascending} LIMIT ? OFFSET ?`)
-      .raw(),
-    before: db
-      .prepare(`SELECT ${PAGE_COLUMNS} ${from} AND ${key} < ${slots} ${descending} LIMIT ? OFFSET ?`)
-      .raw(),
-    // Numbers the rows in index order and keeps every n-th: one pass over the index entries.
-    checkpoints: db
-      .prepare(
-        `SELECT ${checkpointColumns} FROM (
-           SELECT ${checkpointColumns}, row_number() OVER (${ascending}) AS position ${from}
-         ) WHERE position % ? = 0 ORDER BY position`,
-      )
-      .raw(),
-  }
-}
-
-function prepareHotStatements(db: Database.Database): HotStatements {
-  const children = 'FROM folders WHERE owner_id = ? AND folder_id = ? AND is_deleted = 0'
-  const root = 'FROM folders WHERE owner_id = ? AND folder_id IS NULL AND is_deleted = 0'
-  return {
-    sessionUser: db
-      .prepare(
-        `SELECT u.id, u.username, u.avatar_url, u.is_suspended, u.listing_generation
-         FROM sessions s JOIN users u ON u.id = s.user_id
-        WHERE s.id = ? AND (s.expires_at IS NULL OR s.expires_at > ?)`,
-      )
-      .raw(),
-    // One lookup answers both "is the parent a live folder of this owner?" and `total`.
-    liveChildCount: db
-      .prepare('SELECT child_count FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0')
-      .pluck(),
-    rootFolderCount: db.prepare('SELECT root_folder_count FROM users WHERE id = ?').pluck(),
-    pages: {
-      name: { children: pageStatements(db, children, 'name'), root: pageStatements(db, root, 'name') },
-      name_natural: {
-        children: pageStatements(db, children, 'name_natural'),
-        root: pageStatements(db, root, 'name_natural'),
-      },
-    },
-    unkeyed: {
-      children: db.prepare(`SELECT id, name ${children} AND name_key IS NULL`).raw(),
-      root: db.prepare(`SELECT id, name ${root} AND name_key IS NULL`).raw(),
-    },
-    setNaturalKey: db.prepare(
-      'UPDATE folders SET name_key = ? WHERE id = ? AND name = ? AND name_key IS NULL',
-    ),
-    cursorKey: db.prepare("SELECT value FROM service_keys WHERE name = 'cursor'").pluck(),
-  }
 }
 
 /** Between two reads of data_version while someone waits: a fraction of a millisecond each. */
@@ -411,10 +275,10 @@ export class SqliteStore implements Store {
 
   ownerGenerations(ownerIds: readonly string[]): Promise<Map<string, number>> {
     return this.run(() => {
-      const rows = this.db
-        .prepare('SELECT id, listing_generation FROM users WHERE id IN (SELECT value FROM json_each(?))')
-        .raw()
-        .all(JSON.stringify(ownerIds)) as [id: string, generation: number][]
+      const rows = this.db.prepare(OWNER_GENERATIONS).raw().all(JSON.stringify(ownerIds)) as [
+        id: string,
+        generation: number,
+      ][]
       return new Map(rows)
     })
   }
@@ -460,18 +324,12 @@ export class SqliteStore implements Store {
     return this.run(() =>
       this.db
         .transaction(() => {
-          this.db.prepare('DELETE FROM replaced_rows').run()
+          this.db.prepare(CLEAR_REPLACED_ROWS).run()
           const doomed = this.db
-            .prepare(
-              `SELECT c.owner_id, c.generation, c.id FROM users AS u
-                 JOIN folder_changes AS c ON c.owner_id = u.id AND c.generation < min(?, u.listing_generation)
-                WHERE u.id >= ? ORDER BY u.id, c.generation, c.id LIMIT ?`,
-            )
+            .prepare(PRUNABLE_CHANGES)
             .raw()
             .all(before * 1000, this.pruneFrom, batch) as [owner: string, generation: number, id: number][]
-          const remove = this.db.prepare(
-            'DELETE FROM folder_changes WHERE owner_id = ? AND generation = ? AND id = ?',
-          )
+          const remove = this.db.prepare(DELETE_CHANGE)
           for (const key of doomed) remove.run(...key)
           this.pruneFrom = doomed.length < batch ? '' : (doomed.at(-1)?.[0] ?? '')
           return doomed.length
@@ -509,39 +367,27 @@ export class SqliteStore implements Store {
 
   findUser(idOrUsername: string): Promise<UserRecord | null> {
     return this.run(() => {
-      const row = (this.db
-        .prepare(
-          `SELECT ${USER_COLUMNS} FROM users WHERE id = lower(?) OR username = ? ORDER BY id = lower(?) DESC LIMIT 1`,
-        )
-        .get(idOrUsername, idOrUsername, idOrUsername) ?? null) as Row | null
+      const row = (this.db.prepare(FIND_USER).get(idOrUsername, idOrUsername, idOrUsername) ??
+        null) as Row | null
       return row === null ? null : toUser(row)
     })
   }
 
   listUsers(): Promise<UserRecord[]> {
-    return this.run(() =>
-      (this.db.prepare(`SELECT ${USER_COLUMNS} FROM users ORDER BY username`).all() as Row[]).map(toUser),
-    )
+    return this.run(() => (this.db.prepare(LIST_USERS).all() as Row[]).map(toUser))
   }
 
   setUserSuspended(userId: string, suspended: boolean, now: number): Promise<boolean> {
-    return this.run(
-      () =>
-        this.db
-          .prepare('UPDATE users SET is_suspended = ?, updated_at = ? WHERE id = ?')
-          .run(suspended ? 1 : 0, now, userId).changes > 0,
-    )
+    return this.run(() => this.db.prepare(SET_USER_SUSPENDED).run(suspended ? 1 : 0, now, userId).changes > 0)
   }
 
   deleteSession(sessionId: string): Promise<boolean> {
-    return this.run(() => this.db.prepare('DELETE FROM sessions WHERE id = ?').run(sessionId).changes > 0)
+    return this.run(() => this.db.prepare(DELETE_SESSION).run(sessionId).changes > 0)
   }
 
   findFolder(folderId: string): Promise<FolderRecord | null> {
     return this.run(() => {
-      const row = this.db
-        .prepare(`SELECT ${FOLDER_COLUMNS}, owner_id, is_deleted FROM folders WHERE id = ?`)
-        .get(folderId) as Row | undefined
+      const row = this.db.prepare(FIND_FOLDER).get(folderId) as Row | undefined
       return row === undefined ? null : toFolder(row)
     })
   }
@@ -549,10 +395,7 @@ export class SqliteStore implements Store {
   addFolder(folder: FolderRecord): Promise<void> {
     return this.run(() => {
       this.db
-        .prepare(
-          `INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at, name_key)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
+        .prepare(ADD_FOLDER)
         .run(
           folder.id,
           folder.name,
@@ -577,17 +420,10 @@ export class SqliteStore implements Store {
           const ownerId = this.liveFolderOwner(folderId)
           if (ownerId === null) return null
           const hiddenFolders = this.db
-            .prepare(
-              `WITH RECURSIVE below(id) AS (
-                 SELECT id FROM folders WHERE owner_id = ? AND folder_id = ? AND is_deleted = 0
-                 UNION
-                 SELECT f.id FROM folders f JOIN below ON f.owner_id = ? AND f.folder_id = below.id
-                  WHERE f.is_deleted = 0)
-               SELECT count(*) FROM below`,
-            )
+            .prepare(COUNT_LIVE_BELOW)
             .pluck()
             .get(ownerId, folderId, ownerId) as number
-          this.db.prepare('UPDATE folders SET is_deleted = 1, updated_at = ? WHERE id = ?').run(now, folderId)
+          this.db.prepare(MARK_FOLDER_DELETED).run(now, folderId)
           return { hiddenFolders }
         })
         .immediate(),
@@ -599,11 +435,7 @@ export class SqliteStore implements Store {
     // complete (folders_name_key_stale clears the key only when it is left unchanged).
     return this.run(
       () =>
-        this.db
-          .prepare(
-            'UPDATE folders SET name = ?, updated_at = ?, name_key = ? WHERE id = ? AND is_deleted = 0',
-          )
-          .run(name, now, Buffer.from(naturalKey(name)), folderId).changes > 0,
+        this.db.prepare(RENAME_FOLDER).run(name, now, Buffer.from(naturalKey(name)), folderId).changes > 0,
     )
   }
 
@@ -615,21 +447,10 @@ export class SqliteStore implements Store {
           if (ownerId === null) return 'no-folder'
           if (parentId !== null) {
             if (this.liveFolderOwner(parentId) !== ownerId) return 'no-parent'
-            // The parent's ancestors, itself included; UNION stops on a cycle written by others.
-            const inside = this.db
-              .prepare(
-                `WITH RECURSIVE up(id) AS (
-                   SELECT ?
-                   UNION
-                   SELECT f.folder_id FROM folders f JOIN up ON f.id = up.id WHERE f.folder_id IS NOT NULL)
-                 SELECT 1 FROM up WHERE id = ?`,
-              )
-              .get(parentId, folderId)
+            const inside = this.db.prepare(PARENT_INSIDE).get(parentId, folderId)
             if (inside !== undefined) return 'into-itself'
           }
-          this.db
-            .prepare('UPDATE folders SET folder_id = ?, updated_at = ? WHERE id = ?')
-            .run(parentId, now, folderId)
+          this.db.prepare(MOVE_FOLDER).run(parentId, now, folderId)
           return 'moved'
         })
         .immediate(),
@@ -638,32 +459,20 @@ export class SqliteStore implements Store {
 
   /** The owner of a live folder; null when there is no such live folder. */
   private liveFolderOwner(folderId: string): string | null {
-    const owner = this.db
-      .prepare('SELECT owner_id FROM folders WHERE id = ? AND is_deleted = 0')
-      .pluck()
-      .get(folderId) as string | undefined
+    const owner = this.db.prepare(LIVE_FOLDER_OWNER).pluck().get(folderId) as string | undefined
     return owner ?? null
   }
 
   listLiveFolders(ownerId: string): Promise<FolderRecord[]> {
-    return this.run(() =>
-      (
-        this.db
-          .prepare(
-            `SELECT ${FOLDER_COLUMNS}, owner_id, is_deleted FROM folders
-              WHERE owner_id = ? AND is_deleted = 0 ${ORDER}`,
-          )
-          .all(ownerId) as Row[]
-      ).map(toFolder),
-    )
+    return this.run(() => (this.db.prepare(LIST_LIVE_FOLDERS).all(ownerId) as Row[]).map(toFolder))
   }
 
   countUsers(): Promise<number> {
-    return this.run(() => this.db.prepare('SELECT count(*) FROM users').pluck().get() as number)
+    return this.run(() => this.db.prepare(COUNT_USERS).pluck().get() as number)
   }
 
   ping(): Promise<void> {
-    return this.run(() => void this.db.prepare('SELECT 1').get())
+    return this.run(() => void this.db.prepare(PING).get())
   }
 
   close(): Promise<void> {

@@ -1,7 +1,7 @@
 import type { SqlMigration } from '../../run-migrations.js'
 
 /**
- * The key that seals continuation tokens (src/listing/cursor.ts), kept with the data so
+ * The key that seals continuation tokens (src/tokens/listing-cursor.ts), kept with the data so
  * that every instance on this database shares it unconfigured. gen_random_uuid() draws
  * from PostgreSQL's cryptographic generator (no extension needed); two of them carry
  * 244 random bits, which SHA-256 folds into the 32-byte key.

@@ -1,7 +1,7 @@
 import type { SqlMigration } from '../../run-migrations.js'
 
 /**
- * The key that seals continuation tokens (src/listing/cursor.ts), made here from
+ * The key that seals continuation tokens (src/tokens/listing-cursor.ts), made here from
  * SQLite's cryptographic generator and kept with the data: whoever opens this
  * database opens its tokens, and a token of another database never opens.
  */

@@ -19,7 +19,7 @@ import { MAX_TOKEN_LENGTH, SEAL_OVERHEAD, openToken, sealToken } from './sealed-
  * int64 of milliseconds, the id's 16 bytes, then the name. Sealed: 12-byte nonce, ciphertext,
  * 16-byte tag, in base64url. 256 characters hold 192 bytes, so 139 bytes remain for the
  * name: longer names (up to 1,020 bytes of UTF-8) are carried as a 16-byte SHA-256 digest
- * and their first 123 bytes; Listings.resolve (listing.ts) finds such a boundary again.
+ * and their first 123 bytes; Listings.resolve (listing/listing.ts) finds such a boundary again.
  */
 
 export type Direction = 'after' | 'before'

@@ -1,5 +1,5 @@
 import type { ChangePosition, TreeKey } from '../store/store.js'
-import { openToken, sealToken } from '../listing/sealed-token.js'
+import { openToken, sealToken } from './sealed-token.js'
 
 /**
  * Tree cursors: the `cursor` of GET /v1/folders/tree. Sealed like the changes cursors under

@@ -1,10 +1,10 @@
 import type { ChangePosition } from '../store/store.js'
-import { openToken, sealToken } from '../listing/sealed-token.js'
+import { openToken, sealToken } from './sealed-token.js'
 
 /**
  * Changes cursors: the `cursor` of GET /v1/folders/changes and of a listing's
  * `rel="changes"` link. A cursor holds one feed position, (generation, row), sealed like the
- * listing's continuation tokens (listing/sealed-token.ts) under the same deployment key, but
+ * listing's continuation tokens (sealed-token.ts) under the same deployment key, but
  * bound to a different kind of associated data: a listing token never opens as a changes
  * cursor, nor the other way round, and neither opens for another user or folder.
  *

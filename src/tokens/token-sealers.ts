@@ -1,7 +1,7 @@
 import type { ServingStore } from '../store/store.js'
-import { ChangesCursors } from '../feed/changes-cursor.js'
-import { TreeCursors } from '../feed/tree-cursor.js'
-import { CursorSealer } from './cursor.js'
+import { ChangesCursors } from './changes-cursor.js'
+import { TreeCursors } from './tree-cursor.js'
+import { CursorSealer } from './listing-cursor.js'
 
 /** The deployment's token sealers, all under the one cursor key kept in the database. */
 export interface TokenSealers {

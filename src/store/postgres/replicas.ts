@@ -4,7 +4,7 @@ import {
   type FallbackReason,
   type ReadRoutingStats,
   type ReplicaRefusal,
-} from '../store.js'
+} from '../replica-stats.js'
 import { Connections, type PoolSettings } from './postgres-connections.js'
 import { replicaFailureOf } from './postgres-errors.js'
 import { IDENTITY, IDENTITY_COLUMNS, identityMismatch, type DatabaseIdentity } from './replica-identity.js'
