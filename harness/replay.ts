@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { withClient } from './postgres.js'
+import { withClient } from './postgres-client.js'
 
 /**
  * Waiting for a streaming replica to catch up, for the replica bench and the replica tests:

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
-import { build, buildState, ROOT } from './helpers/build.js'
+import { build, buildState, ROOT } from './helpers/processes/build.js'
 
 /**
  * `npm test [-- <file or folder>...]`: the given test files (a folder: every *.test.ts

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { chromium, type Browser } from 'playwright-core'
-import { sqliteBackend } from '../helpers/backends.js'
-import { serveBackend, type ServedBackend } from '../helpers/served-backend.js'
+import { sqliteBackend } from '../helpers/databases/backends.js'
+import { serveBackend, type ServedBackend } from '../helpers/apps/served-backend.js'
 
 /**
  * The /docs page in a real headless Chromium (Debian's `chromium`): it shows the document

@@ -3,9 +3,9 @@ import { after, before, beforeEach, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { validateImport } from '../../src/import/validate-import.js'
 import { ALL_ROWS, type ChangePosition, type ChangeRow, type Store } from '../../src/store/store.js'
-import { allBackends } from '../helpers/backends.js'
-import { uuid } from '../helpers/ids.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { uuid } from '../helpers/data/ids.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/databases/raw-sql.js'
 
 /**
  * The change log (folder_changes) as Store.readChanges reads it. Every write is made with

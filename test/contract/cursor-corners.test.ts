@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { allBackends } from '../helpers/backends.js'
-import { appWithRawSql } from '../helpers/counting-store.js'
-import { linkTargets } from '../helpers/http-asserts.js'
-import { listBody, problemBody, request } from '../helpers/test-app.js'
-import { uuid } from '../helpers/ids.js'
-import { insertLiveFolder, type RawSql } from '../helpers/raw-sql.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { appWithRawSql } from '../helpers/apps/counting-store.js'
+import { linkTargets } from '../helpers/http/http-asserts.js'
+import { listBody, problemBody, request } from '../helpers/apps/test-app.js'
+import { uuid } from '../helpers/data/ids.js'
+import { insertLiveFolder, type RawSql } from '../helpers/databases/raw-sql.js'
 
 /**
  * Corners of continuation tokens: a cursor page that comes back empty keeps cursor links

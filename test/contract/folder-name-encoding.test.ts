@@ -2,12 +2,12 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { openStore } from '../../src/store/open-store.js'
-import { allBackends, sqliteBackend, TEST_SETTINGS } from '../helpers/backends.js'
-import { appWithRawSql } from '../helpers/counting-store.js'
-import { listBody, request } from '../helpers/test-app.js'
-import { uuid } from '../helpers/ids.js'
-import { linkTargets } from '../helpers/http-asserts.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
+import { allBackends, sqliteBackend, TEST_SETTINGS } from '../helpers/databases/backends.js'
+import { appWithRawSql } from '../helpers/apps/counting-store.js'
+import { listBody, request } from '../helpers/apps/test-app.js'
+import { uuid } from '../helpers/data/ids.js'
+import { linkTargets } from '../helpers/http/http-asserts.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/databases/raw-sql.js'
 
 /**
  * Folder names the service cannot read back byte for byte (not UTF-8 text) are refused by

@@ -5,17 +5,17 @@ import type { FastifyInstance } from 'fastify'
 import { LISTING_SOURCES, type ListingSource, type ListingTable } from '../../src/store/listing-sources.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import { ALL_ROWS, type Store } from '../../src/store/store.js'
-import { allBackends } from '../helpers/backends.js'
-import { appWithRawSql } from '../helpers/counting-store.js'
-import { appOver, problemBody, request, type FolderListJson } from '../helpers/test-app.js'
-import { uuid } from '../helpers/ids.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { appWithRawSql } from '../helpers/apps/counting-store.js'
+import { appOver, problemBody, request, type FolderListJson } from '../helpers/apps/test-app.js'
+import { uuid } from '../helpers/data/ids.js'
 import {
   openSchemaSql,
   type Cell,
   type Column,
   type ForeignKey,
   type SchemaSql,
-} from '../helpers/schema-sql.js'
+} from '../helpers/databases/schema-sql.js'
 
 /**
  * The cache guard, derived from the schema. Cached listings are keyed on the owner's

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
-import { listingBackends } from '../helpers/backends.js'
-import { listBody, request } from '../helpers/test-app.js'
-import { uuid } from '../helpers/ids.js'
-import { appWithRawSql } from '../helpers/counting-store.js'
-import { insertLiveFolder, type RawSql } from '../helpers/raw-sql.js'
+import { listingBackends } from '../helpers/databases/backends.js'
+import { listBody, request } from '../helpers/apps/test-app.js'
+import { uuid } from '../helpers/data/ids.js'
+import { appWithRawSql } from '../helpers/apps/counting-store.js'
+import { insertLiveFolder, type RawSql } from '../helpers/databases/raw-sql.js'
 
 /**
  * Listings are cached under the owner's listing generation, which only the database keeps.

@@ -6,12 +6,12 @@ import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import type { ChangePosition } from '../../src/store/store.js'
-import { allBackends } from '../helpers/backends.js'
-import { backUp } from '../helpers/backup.js'
-import { appWithRawSql } from '../helpers/counting-store.js'
-import { listBody, request } from '../helpers/test-app.js'
-import { uuid } from '../helpers/ids.js'
-import type { RawSql } from '../helpers/raw-sql.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { backUp } from '../helpers/databases/backup.js'
+import { appWithRawSql } from '../helpers/apps/counting-store.js'
+import { listBody, request } from '../helpers/apps/test-app.js'
+import { uuid } from '../helpers/data/ids.js'
+import type { RawSql } from '../helpers/databases/raw-sql.js'
 
 /**
  * A backup restored into the live database while the service runs: the listing generations

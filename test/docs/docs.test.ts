@@ -9,7 +9,7 @@ import {
   markdownSection,
   readRepoFile,
   tableRows,
-} from '../helpers/markdown.js'
+} from '../helpers/repository/markdown.js'
 
 /** The README and docs/ held to the repository: links, paths and the dependency table. */
 

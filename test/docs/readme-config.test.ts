@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { loadConfig } from '../../src/config.js'
-import { configVariables } from '../helpers/config-variables.js'
-import { codeSpan, markdownSection, readRepoFile, tableRows } from '../helpers/markdown.js'
+import { configVariables } from '../helpers/repository/config-variables.js'
+import { codeSpan, markdownSection, readRepoFile, tableRows } from '../helpers/repository/markdown.js'
 
 /**
  * docs/configuration.md "Settings" claims to be complete: its table must name exactly the

@@ -8,8 +8,8 @@ import {
   openSeeded,
   type Seeded,
   useSeededApp,
-} from '../helpers/operability-db.js'
-import { appOver } from '../helpers/test-app.js'
+} from '../helpers/apps/operability-db.js'
+import { appOver } from '../helpers/apps/test-app.js'
 
 /** CORS (off by default, CORS_ORIGINS allow-list with credentials) and security headers. */
 

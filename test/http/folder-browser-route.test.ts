@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { describe, it } from 'node:test'
 import { BROWSER_CSP } from '../../src/routes/browser.js'
-import { ROOT } from '../helpers/build.js'
-import { startService, runCli } from '../helpers/cli.js'
-import { useSeededApp } from '../helpers/operability-db.js'
+import { ROOT } from '../helpers/processes/build.js'
+import { startService, runCli } from '../helpers/processes/cli.js'
+import { useSeededApp } from '../helpers/apps/operability-db.js'
 
 /**
  * The folder browser's routes: `/` and its assets with the page's CSP, nothing else of

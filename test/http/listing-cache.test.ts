@@ -5,9 +5,9 @@ import { ListingCache } from '../../src/http/listing-cache.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
-import { sqliteBackend, TEST_SETTINGS } from '../helpers/backends.js'
-import { appOver, listBody, request } from '../helpers/test-app.js'
-import { uuid } from '../helpers/ids.js'
+import { sqliteBackend, TEST_SETTINGS } from '../helpers/databases/backends.js'
+import { appOver, listBody, request } from '../helpers/apps/test-app.js'
+import { uuid } from '../helpers/data/ids.js'
 
 /**
  * Finished listings are reused while the owner's listing generation is unchanged. Whatever

@@ -16,9 +16,9 @@ import {
   openSeeded,
   type Seeded,
   useSeededApp,
-} from '../helpers/operability-db.js'
-import { appOver } from '../helpers/test-app.js'
-import { failingStore } from '../helpers/failing-store.js'
+} from '../helpers/apps/operability-db.js'
+import { appOver } from '../helpers/apps/test-app.js'
+import { failingStore } from '../helpers/apps/failing-store.js'
 
 /** The OpenAPI document: valid 3.1, generated from the routes, and true of real responses. */
 
@@ -444,7 +444,7 @@ describe('/docs', () => {
       assert.equal(res.statusCode, 200, asset)
       assert.ok(res.rawPayload.length > 0, asset)
     }
-    // One address for the document: the page asks for /v1/openapi.json (test/ops/docs-page.test.ts
+    // One address for the document: the page asks for /v1/openapi.json (test/browser/docs-page.test.ts
     // watches it in Chromium), and the plugin's own address sends there.
     const initializer = await ctx.app.inject('/docs/static/swagger-initializer.js')
     assert.match(initializer.payload, /"urls":\[\{"url":"\/v1\/openapi\.json"/)

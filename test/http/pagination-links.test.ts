@@ -10,7 +10,7 @@ import {
   ROOT_FOLDERS,
   sessionCookieHeaders,
   useSeededApp,
-} from '../helpers/operability-db.js'
+} from '../helpers/apps/operability-db.js'
 
 /** RFC 8288 Link header of GET /v1/folders: first, prev, next, last, and changes. */
 

@@ -4,9 +4,9 @@ import { Writable } from 'node:stream'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { SECURITY_HEADERS } from '../../src/http/security-headers.js'
-import { rawExchange, type RawResponse } from '../helpers/raw-http.js'
-import { ALICE_SESSION, openSeeded, type Seeded } from '../helpers/operability-db.js'
-import { appOver } from '../helpers/test-app.js'
+import { rawExchange, type RawResponse } from '../helpers/http/raw-http.js'
+import { ALICE_SESSION, openSeeded, type Seeded } from '../helpers/apps/operability-db.js'
+import { appOver } from '../helpers/apps/test-app.js'
 
 /**
  * What Node's HTTP server refuses before Fastify sees a request (docs/api.md "Errors"): answered in

@@ -5,7 +5,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, loadConfig } from '../../src/config.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import type { Store } from '../../src/store/store.js'
-import { allBackends, type Backend } from '../helpers/backends.js'
+import { allBackends, type Backend } from '../helpers/databases/backends.js'
 import {
   ALICE_SESSION,
   BOB_SESSION,
@@ -14,8 +14,8 @@ import {
   openSeeded,
   seedDocument,
   type Seeded,
-} from '../helpers/operability-db.js'
-import { appOver } from '../helpers/test-app.js'
+} from '../helpers/apps/operability-db.js'
+import { appOver } from '../helpers/apps/test-app.js'
 
 /** Per-session rate limiting of /v1/folders (docs/configuration.md: RATE_LIMIT_PER_MINUTE). */
 

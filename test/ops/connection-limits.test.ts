@@ -11,7 +11,7 @@ import {
   ROOT_FOLDERS,
   openSeeded,
   type Seeded,
-} from '../helpers/operability-db.js'
+} from '../helpers/apps/operability-db.js'
 
 /**
  * Connections that never send a byte are closed at the headers timeout (Node's own timeout

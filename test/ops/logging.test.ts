@@ -10,9 +10,9 @@ import {
   sessionCookieHeaders,
   openSeeded,
   type Seeded,
-} from '../helpers/operability-db.js'
-import { appOver } from '../helpers/test-app.js'
-import { failingStore } from '../helpers/failing-store.js'
+} from '../helpers/apps/operability-db.js'
+import { appOver } from '../helpers/apps/test-app.js'
+import { failingStore } from '../helpers/apps/failing-store.js'
 
 /** Log lines: one per request, tied to the X-Request-Id, never carrying the session. */
 

@@ -8,9 +8,9 @@ import {
   openSeeded,
   type Seeded,
   useSeededApp,
-} from '../helpers/operability-db.js'
-import { appOver } from '../helpers/test-app.js'
-import { failingStore } from '../helpers/failing-store.js'
+} from '../helpers/apps/operability-db.js'
+import { appOver } from '../helpers/apps/test-app.js'
+import { failingStore } from '../helpers/apps/failing-store.js'
 
 /** /metrics (Prometheus text), /healthz and /readyz. */
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
 import { ImportError, type ImportData, type Store } from '../../src/store/store.js'
-import { postgresBackend, sqliteBackend } from '../helpers/backends.js'
+import { postgresBackend, sqliteBackend } from '../helpers/databases/backends.js'
 
 /**
  * The PostgreSQL import checks everything before its bulk inserts, where SQLite learns of a

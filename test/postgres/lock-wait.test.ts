@@ -3,9 +3,9 @@ import { after, before, describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js'
 import { StoreUnavailableError, type ListFoldersQuery } from '../../src/store/store.js'
-import { appOver, problemBody, request } from '../helpers/test-app.js'
-import { uuid } from '../helpers/ids.js'
-import { freshPostgresDatabase, withAdminClient } from '../helpers/postgres.js'
+import { appOver, problemBody, request } from '../helpers/apps/test-app.js'
+import { uuid } from '../helpers/data/ids.js'
+import { freshPostgresDatabase, withAdminClient } from '../helpers/databases/postgres.js'
 
 /**
  * A statement that waits for a lock (an import holds SHARE ROW EXCLUSIVE on the tables for

@@ -7,8 +7,8 @@ import { openStore } from '../../src/store/open-store.js'
 import { CLIENT_TIMEOUT_GRACE_MS } from '../../src/store/postgres/postgres-connections.js'
 import { createPostgresStore, openPostgresStore } from '../../src/store/postgres/postgres-store.js'
 import { StoreUnavailableError, type ListFoldersQuery, type Store } from '../../src/store/store.js'
-import { TEST_SETTINGS } from '../helpers/backends.js'
-import { freshPostgresDatabase, withAdminClient } from '../helpers/postgres.js'
+import { TEST_SETTINGS } from '../helpers/databases/backends.js'
+import { freshPostgresDatabase, withAdminClient } from '../helpers/databases/postgres.js'
 
 /**
  * The PostgreSQL adapter under outages: every connection-level failure is a

@@ -5,8 +5,8 @@ import { validateImport } from '../../src/import/validate-import.js'
 import { openStore } from '../../src/store/open-store.js'
 import { LIST_CHILDREN, LIST_ROOT } from '../../src/store/postgres/postgres-store.js'
 import type { Store } from '../../src/store/store.js'
-import { TEST_SETTINGS } from '../helpers/backends.js'
-import { createEmptyDatabase, freshPostgresDatabase, withAdminClient } from '../helpers/postgres.js'
+import { TEST_SETTINGS } from '../helpers/databases/backends.js'
+import { createEmptyDatabase, freshPostgresDatabase, withAdminClient } from '../helpers/databases/postgres.js'
 
 /**
  * What the PostgreSQL schema and queries promise beyond the shared Store contract: the

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
 import { ALL_ROWS, type ChangePosition, type Store } from '../../src/store/store.js'
-import { postgresBackend } from '../helpers/backends.js'
-import { uuid } from '../helpers/ids.js'
-import { withAdminClient } from '../helpers/postgres.js'
+import { postgresBackend } from '../helpers/databases/backends.js'
+import { uuid } from '../helpers/data/ids.js'
+import { withAdminClient } from '../helpers/databases/postgres.js'
 
 /**
  * Writes to folders that PostgreSQL's row and statement triggers used to miss: writes made

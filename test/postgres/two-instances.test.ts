@@ -4,10 +4,10 @@ import type { FastifyInstance } from 'fastify'
 import { validateImport } from '../../src/import/validate-import.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
-import { postgresBackend, TEST_SETTINGS } from '../helpers/backends.js'
-import { appOver, listBody, request } from '../helpers/test-app.js'
-import { uuid } from '../helpers/ids.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
+import { postgresBackend, TEST_SETTINGS } from '../helpers/databases/backends.js'
+import { appOver, listBody, request } from '../helpers/apps/test-app.js'
+import { uuid } from '../helpers/data/ids.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/databases/raw-sql.js'
 
 /**
  * How users scale out: stateless instances, each with its own listing cache, in front of one

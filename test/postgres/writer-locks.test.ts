@@ -3,8 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
 import pg from 'pg'
 import { validateImport } from '../../src/import/validate-import.js'
-import { uuid } from '../helpers/ids.js'
-import { freshPostgresDatabase } from '../helpers/postgres.js'
+import { uuid } from '../helpers/data/ids.js'
+import { freshPostgresDatabase } from '../helpers/databases/postgres.js'
 
 /**
  * What the triggers cost other writers (docs/operations.md "Other writers"): a write to a

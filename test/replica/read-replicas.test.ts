@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { validateImport } from '../../src/import/validate-import.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
-import { TEST_SETTINGS } from '../helpers/backends.js'
+import { TEST_SETTINGS } from '../helpers/databases/backends.js'
 import {
   ALICE,
   ALICE_SESSION,
@@ -13,10 +13,10 @@ import {
   ROOT_FOLDERS,
   seedDocument,
   sessionCookieHeaders,
-} from '../helpers/operability-db.js'
-import { appOver } from '../helpers/test-app.js'
-import { sleep } from '../helpers/load.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
+} from '../helpers/apps/operability-db.js'
+import { appOver } from '../helpers/apps/test-app.js'
+import { sleep } from '../helpers/http/load.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/databases/raw-sql.js'
 import {
   pauseReplay,
   replicaCluster,
@@ -27,7 +27,7 @@ import {
   superuserSkip,
   waitForReplay,
   type ReplicatedDatabase,
-} from '../helpers/replica.js'
+} from '../helpers/databases/replica.js'
 
 /**
  * Read replicas (docs/scale-out.md): listings are read on a streaming replica only when it

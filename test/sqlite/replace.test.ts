@@ -3,8 +3,8 @@ import { after, before, beforeEach, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
 import { validateImport } from '../../src/import/validate-import.js'
 import type { Store } from '../../src/store/store.js'
-import { sqliteBackend } from '../helpers/backends.js'
-import { uuid } from '../helpers/ids.js'
+import { sqliteBackend } from '../helpers/databases/backends.js'
+import { uuid } from '../helpers/data/ids.js'
 
 /**
  * SQLite's REPLACE conflict resolution deletes the conflicting row without firing delete

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { execFileSync, spawnSync } from 'node:child_process'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
-import { sqliteBackend } from '../helpers/backends.js'
-import { uuid } from '../helpers/ids.js'
+import { sqliteBackend } from '../helpers/databases/backends.js'
+import { uuid } from '../helpers/data/ids.js'
 
 /**
  * Other writers use their distribution's `sqlite3` command (docs/operations.md "Other

@@ -1,8 +1,8 @@
-import { validateImport } from '../../src/import/validate-import.js'
-import type { Store } from '../../src/store/store.js'
-import type { Backend } from './backends.js'
+import { validateImport } from '../../../src/import/validate-import.js'
+import type { Store } from '../../../src/store/store.js'
+import type { Backend } from '../databases/backends.js'
 import { appOver } from './test-app.js'
-import { openRawSql } from './raw-sql.js'
+import { openRawSql } from '../databases/raw-sql.js'
 
 /** The store, with a count of its calls of `method`. */
 export function countingCalls(store: Store, method: keyof Store): { store: Store; calls: () => number } {

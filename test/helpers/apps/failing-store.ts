@@ -1,4 +1,4 @@
-import type { Store } from '../../src/store/store.js'
+import type { Store } from '../../../src/store/store.js'
 
 /**
  * A Store whose every method fails, except those listed in `working` (delegated to

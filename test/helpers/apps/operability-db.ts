@@ -1,9 +1,9 @@
 import { after, before } from 'node:test'
 import type { FastifyInstance } from 'fastify'
-import type { AppConfig } from '../../src/app.js'
-import { validateImport } from '../../src/import/validate-import.js'
-import type { Store } from '../../src/store/store.js'
-import { sqliteBackend } from './backends.js'
+import type { AppConfig } from '../../../src/app.js'
+import { validateImport } from '../../../src/import/validate-import.js'
+import type { Store } from '../../../src/store/store.js'
+import { sqliteBackend } from '../databases/backends.js'
 import { appOver, cookie } from './test-app.js'
 
 /** A small seeded SQLite database and apps built over it, for the operability suites. */

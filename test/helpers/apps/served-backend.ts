@@ -1,10 +1,10 @@
-import type { Store } from '../../src/store/store.js'
-import type { Backend } from './backends.js'
-import { startService, type Service } from './cli.js'
+import type { Store } from '../../../src/store/store.js'
+import type { Backend } from '../databases/backends.js'
+import { startService, type Service } from '../processes/cli.js'
 
 /**
  * A fresh database of one backend, filled by `fill` through its Store, then served by a
- * real `serve` process (startService, test/helpers/cli.ts). The store stays open beside the
+ * real `serve` process (startService, test/helpers/processes/cli.ts). The store stays open beside the
  * service, so a test can change data the way other writers do (docs/api.md "Data model").
  */
 export interface ServedBackend {

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyServerOptions, LightMyRequestResponse } from 'fastify'
-import { buildApp, type AppConfig } from '../../src/app.js'
-import { loadConfig } from '../../src/config.js'
-import type { ServingStore, Store } from '../../src/store/store.js'
-import type { Backend } from './backends.js'
-import type { toBody } from './contract-data.js'
+import { buildApp, type AppConfig } from '../../../src/app.js'
+import { loadConfig } from '../../../src/config.js'
+import type { ServingStore, Store } from '../../../src/store/store.js'
+import type { Backend } from '../databases/backends.js'
+import type { toBody } from '../data/contract-data.js'
 
 /** The one test app builder (`appOver`), and requests to it through app.inject. */
 

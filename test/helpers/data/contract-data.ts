@@ -1,10 +1,10 @@
-import type { ImportFileData } from '../../src/import/import-schema.js'
-import { validateImport } from '../../src/import/validate-import.js'
-import type { FolderRow, ImportCounts, Store } from '../../src/store/store.js'
-import { compareCodePoints } from '../../bench/code-points.js'
-import type { Backend } from './backends.js'
+import type { ImportFileData } from '../../../src/import/import-schema.js'
+import { validateImport } from '../../../src/import/validate-import.js'
+import type { FolderRow, ImportCounts, Store } from '../../../src/store/store.js'
+import { compareCodePoints } from '../../../bench/code-points.js'
+import type { Backend } from '../databases/backends.js'
 import { hashedUuid, uuid } from './ids.js'
-import { appFor, type TestApp } from './test-app.js'
+import { appFor, type TestApp } from '../apps/test-app.js'
 
 /**
  * The contract data set, for the contract suites (Store and HTTP): users, sessions, a

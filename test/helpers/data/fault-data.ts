@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { validateImport } from '../../src/import/validate-import.js'
-import { openStore } from '../../src/store/open-store.js'
-import type { ImportCounts } from '../../src/store/store.js'
-import { TEST_SETTINGS } from './backends.js'
+import { validateImport } from '../../../src/import/validate-import.js'
+import { openStore } from '../../../src/store/open-store.js'
+import type { ImportCounts } from '../../../src/store/store.js'
+import { TEST_SETTINGS } from '../databases/backends.js'
 
 /**
  * A small data set for the fault and soak runs: a few users with live sessions, a root of

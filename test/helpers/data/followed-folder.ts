@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { validateImport } from '../../src/import/validate-import.js'
-import type { Store } from '../../src/store/store.js'
+import { validateImport } from '../../../src/import/validate-import.js'
+import type { Store } from '../../../src/store/store.js'
 import { uuid } from './ids.js'
-import { insertLiveFolder, type RawSql } from './raw-sql.js'
+import { insertLiveFolder, type RawSql } from '../databases/raw-sql.js'
 
 /**
  * One user with a session and a folder to follow, for the suites that follow a folder's

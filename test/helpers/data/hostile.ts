@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import fc from 'fast-check'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import type { Store } from '../../src/store/store.js'
-import { validateImport } from '../../src/import/validate-import.js'
-import type { Backend } from './backends.js'
-import { appOver } from './test-app.js'
+import type { Store } from '../../../src/store/store.js'
+import { validateImport } from '../../../src/import/validate-import.js'
+import type { Backend } from '../databases/backends.js'
+import { appOver } from '../apps/test-app.js'
 import { emptyModel, type ModelState } from './model.js'
 
 /**
@@ -110,7 +110,7 @@ export class Findings {
 }
 
 /** A hang is a failure, not a slow test: callers bound every answer. */
-export { within } from './cli.js'
+export { within } from '../processes/cli.js'
 
 // ---------------------------------------------------------------- the hostile dictionary
 

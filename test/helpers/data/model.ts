@@ -158,7 +158,7 @@ export function contractOrder(a: ModelFolder, b: ModelFolder): number {
   return a.id === b.id ? 0 : a.id < b.id ? -1 : 1
 }
 
-/** docs/api.md "Natural order", by the rule as test/helpers/natural-rule.ts restates it. */
+/** docs/api.md "Natural order", by the rule as test/helpers/data/natural-rule.ts restates it. */
 export function naturalOrder(a: ModelFolder, b: ModelFolder): number {
   return compareNatural(a.name, b.name) || contractOrder(a, b)
 }

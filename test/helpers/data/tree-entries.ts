@@ -1,4 +1,4 @@
-import type { Folder, TreeEntry } from '../../src/client/index.js'
+import type { Folder, TreeEntry } from '../../../src/client/index.js'
 
 /** Folders and tree feed entries (docs/api.md "The folder tree") for scripted tree feeds. */
 

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openStore } from '../../src/store/open-store.js'
-import type { Store } from '../../src/store/store.js'
+import { openStore } from '../../../src/store/open-store.js'
+import type { Store } from '../../../src/store/store.js'
 
 /**
  * The backends every contract test runs against, so both pass the same suite: SQLite always,

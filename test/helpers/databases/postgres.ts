@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
-import { openStore } from '../../src/store/open-store.js'
-import type { Store } from '../../src/store/store.js'
+import { openStore } from '../../../src/store/open-store.js'
+import type { Store } from '../../../src/store/store.js'
 import { TEST_SETTINGS } from './backends.js'
 
 /**

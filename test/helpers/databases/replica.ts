@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { openStore } from '../../src/store/open-store.js'
-import type { ReadRoutingStats, Store } from '../../src/store/store.js'
+import { openStore } from '../../../src/store/open-store.js'
+import type { ReadRoutingStats, Store } from '../../../src/store/store.js'
 import { replicaBackend, TEST_SETTINGS } from './backends.js'
-import { waitForReplay } from '../../bench/replay.js'
+import { waitForReplay } from '../../../harness/replay.js'
 import { createEmptyDatabase, withDatabase } from './postgres.js'
 
 export { waitForReplay }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { STATUS_CODES } from 'node:http'
 import type { LightMyRequestResponse } from 'fastify'
-import { problemBody, type ProblemJson } from './test-app.js'
+import { problemBody, type ProblemJson } from '../apps/test-app.js'
 
 /** Assertions shared by the HTTP contract suites (docs/api.md, 200 answers and "Errors"). */
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import type { LightMyRequestResponse } from 'fastify'
-import { allFolders, sessions, UNKNOWN_ID } from './contract-data.js'
-import type { TestApp } from './test-app.js'
+import { allFolders, sessions, UNKNOWN_ID } from '../data/contract-data.js'
+import type { TestApp } from '../apps/test-app.js'
 
 /**
  * Two apps that must answer byte for byte alike (two backends; the primary and a replica):

@@ -2,14 +2,14 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { newestSource } from '../../bench/build.js'
+import { newestSource } from '../../../harness/build.js'
 
 /**
  * dist/, which the tests that spawn the command line run: whether `npm run build` must run
  * again, and running it.
  */
 
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+export const ROOT = fileURLToPath(new URL('../../..', import.meta.url))
 
 /** An output of each of the build's two compilations (the service, the folder browser). */
 const OUTPUTS = ['dist/cli/main.js', 'dist/browser/main.js'].map((path) => join(ROOT, path))

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before } from 'node:test'
 import type { FastifyInstance } from 'fastify'
-import { appOver } from './test-app.js'
-import { parseDatabaseUrl } from '../../src/store/open-store.js'
-import type { Store } from '../../src/store/store.js'
-import type { Backend } from './backends.js'
+import { appOver } from '../apps/test-app.js'
+import { parseDatabaseUrl } from '../../../src/store/open-store.js'
+import type { Store } from '../../../src/store/store.js'
+import type { Backend } from '../databases/backends.js'
 
 /**
  * What the command-line suites look at from outside a run: row counts straight from the

@@ -1,4 +1,4 @@
-import { loadConfig, type Env } from '../../src/config.js'
+import { loadConfig, type Env } from '../../../src/config.js'
 
 /**
  * The environment variables `loadConfig` reads, recorded by handing it an environment that

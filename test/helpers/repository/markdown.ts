@@ -3,10 +3,10 @@ import { fileURLToPath } from 'node:url'
 
 /** Just enough Markdown reading for the tests that hold the README and docs/ to the code. */
 
-export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
+export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 
 export function readRepoFile(path: string): string {
-  return readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8')
+  return readFileSync(new URL(`../../../${path}`, import.meta.url), 'utf8')
 }
 
 function headingLevel(line: string): number {
