@@ -2,7 +2,13 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends } from '../helpers/databases/backends.js'
-import { assertOk, assertOneLineError, describeRun, printedId, UUID_LINE } from '../helpers/processes/cli-asserts.js'
+import {
+  assertOk,
+  assertOneLineError,
+  describeRun,
+  printedId,
+  UUID_LINE,
+} from '../helpers/processes/cli-asserts.js'
 import { openCliDatabase, type CliDatabase } from '../helpers/processes/cli-database.js'
 import { runAll, runCli } from '../helpers/processes/cli.js'
 

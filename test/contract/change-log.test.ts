@@ -6,6 +6,7 @@ import { ALL_ROWS, type ChangePosition, type ChangeRow, type Store } from '../..
 import { allBackends } from '../helpers/databases/backends.js'
 import { uuid } from '../helpers/data/ids.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/databases/raw-sql.js'
+import { ALICE, BOB } from '../helpers/data/users.js'
 
 /**
  * The change log (folder_changes) as Store.readChanges reads it. Every write is made with
@@ -14,8 +15,6 @@ import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/databases/
  * sees only its own writes.
  */
 
-const ALICE = uuid('c4000000', 1)
-const BOB = uuid('c4000000', 2)
 const DOCS = uuid('c4100000', 1)
 const MUSIC = uuid('c4100000', 2)
 const BOBS = uuid('c4100000', 3)

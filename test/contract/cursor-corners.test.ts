@@ -7,6 +7,7 @@ import { linkTargets } from '../helpers/http/http-asserts.js'
 import { listBody, problemBody, request } from '../helpers/apps/test-app.js'
 import { uuid } from '../helpers/data/ids.js'
 import { insertLiveFolder, type RawSql } from '../helpers/databases/raw-sql.js'
+import { ALICE, ALICE_SESSION, usersAndSessions } from '../helpers/data/users.js'
 
 /**
  * Corners of continuation tokens: a cursor page that comes back empty keeps cursor links
@@ -14,8 +15,6 @@ import { insertLiveFolder, type RawSql } from '../helpers/databases/raw-sql.js'
  * never leave the accepted page range.
  */
 
-const ALICE = uuid('cc000000', 1)
-const ALICE_SESSION = uuid('cc500000', 1)
 const PARENT = uuid('cc100000', 1)
 const T0 = Date.parse('2026-05-01T00:00:00.000Z')
 /** The children A..K of the scenario. */
@@ -33,8 +32,7 @@ function dataSet() {
     updated_at: at,
   })
   return {
-    users: [{ id: ALICE, username: 'alice' }],
-    sessions: [{ id: ALICE_SESSION, user_id: ALICE }],
+    ...usersAndSessions('alice'),
     folders: [folder(PARENT, 'parent', null), ...LETTERS.map((name, i) => folder(childId(i), name, PARENT))],
   }
 }

@@ -11,6 +11,7 @@ import { uuid } from '../helpers/data/ids.js'
 import { insertLiveFolder, type RawSql } from '../helpers/databases/raw-sql.js'
 import { linkTargets } from '../helpers/http/http-asserts.js'
 import { assertWalkGuarantee, listingComparator, type ListedChild } from '../helpers/data/walk-guarantee.js'
+import { ALICE, BOB, ALICE_SESSION, BOB_SESSION } from '../helpers/data/users.js'
 
 /**
  * Continuation tokens (`cursor` in the next and prev links): walks that follow them list
@@ -19,11 +20,7 @@ import { assertWalkGuarantee, listingComparator, type ListedChild } from '../hel
  * deployment did not make for this user and folder is 400; the check order holds.
  */
 
-const ALICE = uuid('c0000000', 1)
-const BOB = uuid('c0000000', 2)
 const CAROL = uuid('c0000000', 3)
-const ALICE_SESSION = uuid('c5000000', 1)
-const BOB_SESSION = uuid('c5000000', 2)
 const CAROL_SESSION = uuid('c5000000', 3)
 const BIG = uuid('c1000000', 1)
 const SMALL = uuid('c1000000', 2)

@@ -16,6 +16,7 @@ import {
   type ForeignKey,
   type SchemaSql,
 } from '../helpers/databases/schema-sql.js'
+import { ALICE, BOB } from '../helpers/data/users.js'
 
 /**
  * The cache guard, derived from the schema. Cached listings are keyed on the owner's
@@ -39,8 +40,6 @@ import {
  * describe, or whose type the table below cannot change, fails with what to decide.
  */
 
-const ALICE = uuid('9f000000', 1)
-const BOB = uuid('9f000000', 2)
 const SESSIONS = { [ALICE]: uuid('9f000000', 3), [BOB]: uuid('9f000000', 4) }
 // Ids in this order, so a foreign key's first other candidate is DOCS.
 const DOCS = uuid('9f100000', 1)

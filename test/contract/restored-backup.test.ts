@@ -12,6 +12,7 @@ import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { listBody, request } from '../helpers/apps/test-app.js'
 import { uuid } from '../helpers/data/ids.js'
 import type { RawSql } from '../helpers/databases/raw-sql.js'
+import { ALICE } from '../helpers/data/users.js'
 
 /**
  * A backup restored into the live database while the service runs: the listing generations
@@ -21,7 +22,6 @@ import type { RawSql } from '../helpers/databases/raw-sql.js'
  * change feed position from the lost future is expired.
  */
 
-const ALICE = uuid('a7000000', 1)
 const SESSION = uuid('a7000000', 2)
 const FOLDER = uuid('a7100000', 1)
 const T0 = Date.parse('2026-05-01T10:00:00.000Z')

@@ -3,7 +3,14 @@ import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import { allBackends } from '../helpers/databases/backends.js'
-import { UNKNOWN_ID, folders, loadDocument, seededApp, sessions, users } from '../helpers/data/contract-data.js'
+import {
+  UNKNOWN_ID,
+  folders,
+  loadDocument,
+  seededApp,
+  sessions,
+  users,
+} from '../helpers/data/contract-data.js'
 import { appOver, listBody, request, type TestApp } from '../helpers/apps/test-app.js'
 import { JSON_TYPE, assertProblem, assertUnauthorized, header } from '../helpers/http/http-asserts.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/databases/raw-sql.js'

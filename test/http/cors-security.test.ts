@@ -3,12 +3,12 @@ import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { loadConfig } from '../../src/config.js'
 import {
-  ALICE_SESSION,
   sessionCookieHeaders,
   openSeeded,
   type Seeded,
   useSeededApp,
 } from '../helpers/apps/operability-db.js'
+import { ALICE_SESSION } from '../helpers/data/users.js'
 import { appOver } from '../helpers/apps/test-app.js'
 
 /** CORS (off by default, CORS_ORIGINS allow-list with credentials) and security headers. */

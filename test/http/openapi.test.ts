@@ -8,15 +8,13 @@ import { Folder, OwnerInfo } from '../../src/schemas/folder.js'
 import { ListFoldersQuery } from '../../src/schemas/list-folders-query.js'
 import { StoreUnavailableError, type Store } from '../../src/store/store.js'
 import {
-  ALICE_SESSION,
-  FROZEN_SESSION,
   PROJECTS,
-  UNKNOWN_SESSION,
   sessionCookieHeaders,
   openSeeded,
   type Seeded,
   useSeededApp,
 } from '../helpers/apps/operability-db.js'
+import { ALICE_SESSION, FROZEN_SESSION, UNKNOWN_SESSION } from '../helpers/data/users.js'
 import { appOver } from '../helpers/apps/test-app.js'
 import { failingStore } from '../helpers/apps/failing-store.js'
 

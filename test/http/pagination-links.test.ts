@@ -3,14 +3,13 @@ import { describe, it } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import { paginationLinks } from '../../src/http/pagination-links.js'
 import {
-  ALICE_SESSION,
-  CAROL_SESSION,
   PROJECT_CHILDREN,
   PROJECTS,
   ROOT_FOLDERS,
   sessionCookieHeaders,
   useSeededApp,
 } from '../helpers/apps/operability-db.js'
+import { ALICE_SESSION, CAROL_SESSION } from '../helpers/data/users.js'
 
 /** RFC 8288 Link header of GET /v1/folders: first, prev, next, last, and changes. */
 

@@ -5,7 +5,8 @@ import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { SECURITY_HEADERS } from '../../src/http/security-headers.js'
 import { rawExchange, type RawResponse } from '../helpers/http/raw-http.js'
-import { ALICE_SESSION, openSeeded, type Seeded } from '../helpers/apps/operability-db.js'
+import { openSeeded, type Seeded } from '../helpers/apps/operability-db.js'
+import { ALICE_SESSION } from '../helpers/data/users.js'
 import { appOver } from '../helpers/apps/test-app.js'
 
 /**

@@ -7,14 +7,12 @@ import { validateImport } from '../../src/import/validate-import.js'
 import type { Store } from '../../src/store/store.js'
 import { allBackends, type Backend } from '../helpers/databases/backends.js'
 import {
-  ALICE_SESSION,
-  BOB_SESSION,
-  UNKNOWN_SESSION,
   sessionCookieHeaders,
   openSeeded,
   seedDocument,
   type Seeded,
 } from '../helpers/apps/operability-db.js'
+import { ALICE_SESSION, BOB_SESSION, UNKNOWN_SESSION } from '../helpers/data/users.js'
 import { appOver } from '../helpers/apps/test-app.js'
 
 /** Per-session rate limiting of /v1/folders (docs/configuration.md: RATE_LIMIT_PER_MINUTE). */

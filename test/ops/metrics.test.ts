@@ -2,13 +2,13 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { StoreUnavailableError, type Store } from '../../src/store/store.js'
 import {
-  ALICE_SESSION,
   PROJECTS,
   sessionCookieHeaders,
   openSeeded,
   type Seeded,
   useSeededApp,
 } from '../helpers/apps/operability-db.js'
+import { ALICE_SESSION } from '../helpers/data/users.js'
 import { appOver } from '../helpers/apps/test-app.js'
 import { failingStore } from '../helpers/apps/failing-store.js'
 

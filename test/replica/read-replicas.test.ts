@@ -6,14 +6,8 @@ import { validateImport } from '../../src/import/validate-import.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
 import { TEST_SETTINGS } from '../helpers/databases/backends.js'
-import {
-  ALICE,
-  ALICE_SESSION,
-  PROJECTS,
-  ROOT_FOLDERS,
-  seedDocument,
-  sessionCookieHeaders,
-} from '../helpers/apps/operability-db.js'
+import { PROJECTS, ROOT_FOLDERS, seedDocument, sessionCookieHeaders } from '../helpers/apps/operability-db.js'
+import { ALICE, ALICE_SESSION } from '../helpers/data/users.js'
 import { appOver } from '../helpers/apps/test-app.js'
 import { sleep } from '../helpers/http/load.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/databases/raw-sql.js'

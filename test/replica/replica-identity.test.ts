@@ -8,13 +8,8 @@ import type { ReplicaRefusal, Store } from '../../src/store/store.js'
 import { TEST_SETTINGS } from '../helpers/databases/backends.js'
 import { logRecords, startService } from '../helpers/processes/cli.js'
 import { sleep } from '../helpers/http/load.js'
-import {
-  ALICE,
-  ALICE_SESSION,
-  PROJECTS,
-  seedDocument,
-  sessionCookieHeaders,
-} from '../helpers/apps/operability-db.js'
+import { PROJECTS, seedDocument, sessionCookieHeaders } from '../helpers/apps/operability-db.js'
+import { ALICE, ALICE_SESSION } from '../helpers/data/users.js'
 import { openRawSql } from '../helpers/databases/raw-sql.js'
 import {
   replicaSkip,

@@ -5,7 +5,12 @@ import { TEST_SETTINGS } from '../helpers/databases/backends.js'
 import { appOver, type TestApp } from '../helpers/apps/test-app.js'
 import { loadDataset } from '../helpers/data/contract-data.js'
 import { assertSameAnswers, PARITY_SESSIONS, parityRequests } from '../helpers/http/parity.js'
-import { replicaSkip, replicatedDatabase, routing, type ReplicatedDatabase } from '../helpers/databases/replica.js'
+import {
+  replicaSkip,
+  replicatedDatabase,
+  routing,
+  type ReplicatedDatabase,
+} from '../helpers/databases/replica.js'
 
 /**
  * Which database served a listing never shows (docs/scale-out.md): the contract data set is

@@ -5,20 +5,22 @@ import { validateImport } from '../../../src/import/validate-import.js'
 import type { Store } from '../../../src/store/store.js'
 import { sqliteBackend } from '../databases/backends.js'
 import { appOver, cookie } from './test-app.js'
+import {
+  ALICE,
+  ALICE_SESSION,
+  BOB,
+  BOB_SESSION,
+  CAROL,
+  CAROL_SESSION,
+  FROZEN,
+  FROZEN_SESSION,
+} from '../data/users.js'
 
-/** A small seeded SQLite database and apps built over it, for the operability suites. */
+/**
+ * A small seeded SQLite database (the users of data/users.ts, Alice's folders, one of Bob's)
+ * and the app over it, for the suites that need one known data set on one backend.
+ */
 
-export const ALICE = '0a11ce00-0000-4000-8000-000000000001'
-export const BOB = '0b0b0000-0000-4000-8000-000000000002'
-export const FROZEN = '0f0f0000-0000-4000-8000-000000000003'
-/** A user without folders. */
-export const CAROL = '0ca20100-0000-4000-8000-000000000004'
-/** Alice's session: a secret that must never reach a log line. */
-export const ALICE_SESSION = '5e551011-a11c-4e00-8000-00000000000a'
-export const BOB_SESSION = '5e551011-b0b0-4e00-8000-00000000000b'
-export const FROZEN_SESSION = '5e551011-f0f0-4e00-8000-00000000000f'
-export const CAROL_SESSION = '5e551011-ca20-4e00-8000-00000000000c'
-export const UNKNOWN_SESSION = '5e551011-dead-4e00-8000-0000000000ff'
 /** Alice's folder "Projects", parent of PROJECT_CHILDREN folders. */
 export const PROJECTS = 'f0000000-0000-4000-8000-000000000001'
 export const ROOT_FOLDERS = 7

@@ -6,8 +6,6 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import pg from 'pg'
 
-const execFileAsync = promisify(execFile)
-
 /**
  * A throwaway PostgreSQL server of the test's own (initdb into a temp directory, its own
  * port), for faults that stop the whole server. The machine's shared cluster is never
@@ -16,6 +14,8 @@ const execFileAsync = promisify(execFile)
  * Needs root (to run the server as the `postgres` OS user with runuser) and the PostgreSQL
  * binaries; {@link privatePostgresSkip} says why not when they are missing.
  */
+
+const execFileAsync = promisify(execFile)
 
 const BIN_DIRS = [process.env.PG_BIN, '/usr/lib/postgresql/15/bin', '/usr/lib/postgresql/16/bin'].filter(
   (d): d is string => d !== undefined && d !== '',

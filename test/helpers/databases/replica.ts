@@ -6,13 +6,13 @@ import { replicaBackend, TEST_SETTINGS } from './backends.js'
 import { waitForReplay } from '../../../harness/replay.js'
 import { createEmptyDatabase, withDatabase } from './postgres.js'
 
-export { waitForReplay }
-
 /**
  * A fresh database on the primary (TEST_DATABASE_URL) read through its streaming replica
  * (TEST_DATABASE_READ_URL, made by .ci/postgres-replica.sh): the replica holds every database
  * of the primary, so the same database name on the replica's port is its copy.
  */
+
+export { waitForReplay }
 
 const PRIMARY_URL = process.env.TEST_DATABASE_URL ?? ''
 const REPLICA_URL = process.env.TEST_DATABASE_READ_URL ?? ''
