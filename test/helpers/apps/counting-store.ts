@@ -4,6 +4,11 @@ import type { Backend } from '../databases/backends.js'
 import { appOver } from './test-app.js'
 import { openRawSql } from '../databases/raw-sql.js'
 
+/**
+ * Store wrappers that count calls, to prove which database calls a route makes (a cached
+ * answer makes none), and the app over a counted store with a second connection for plain SQL.
+ */
+
 /** The store, with a count of its calls of `method`. */
 export function countingCalls(store: Store, method: keyof Store): { store: Store; calls: () => number } {
   let calls = 0

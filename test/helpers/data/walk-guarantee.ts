@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict'
 
+/**
+ * What a walk of a folder by `next` must give whatever writes happen during it (docs/api.md
+ * "Pagination"): the children modelled, their order, and the check a walk's pages must pass.
+ */
+
 /** A folder as a listing test models it: what its place in the order depends on. */
 export interface ListedChild {
   id: string

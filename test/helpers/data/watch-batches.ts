@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import type { WatchBatch } from 'folder-service/client'
 
+/** Reading the client's watch and tree iterators in tests: the next batch, or all within a time. */
+
 /** The next batch of a client watch or tree that has one (they end only by error or abort). */
 export async function nextBatch<Batch = WatchBatch>(watch: AsyncGenerator<Batch>): Promise<Batch> {
   const next = await watch.next()
