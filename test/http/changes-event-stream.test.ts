@@ -11,6 +11,7 @@ import { uuid } from '../helpers/data/ids.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/databases/raw-sql.js'
 import { appOver } from '../helpers/apps/test-app.js'
 import type { Store } from '../../src/store/store.js'
+import { ALICE as OWNER, ALICE_SESSION as SESSION } from '../helpers/data/users.js'
 
 /**
  * GET /v1/folders/changes as Server-Sent Events (docs/api.md "Push"), read by a client that
@@ -19,8 +20,6 @@ import type { Store } from '../../src/store/store.js'
  * gone), heartbeats, the held-request bound, and shutdown.
  */
 
-const OWNER = uuid('5ee00000', 1)
-const SESSION = uuid('5ee00000', 2)
 const REVOKED = uuid('5ee00000', 3)
 const PARENT = uuid('5ee00000', 4)
 const DOOMED = uuid('5ee00000', 5)
@@ -71,7 +70,7 @@ for (const backend of allBackends()) {
       await opened.store.importData(
         validateImport(
           {
-            users: [{ id: OWNER, username: 'streamer' }],
+            users: [{ id: OWNER, username: 'alice' }],
             sessions: [
               { id: SESSION, user_id: OWNER },
               { id: REVOKED, user_id: OWNER },
