@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3'
 import pg from 'pg'
-import { parseDatabaseUrl } from '../../../src/store/open-store.js'
+import { parseDatabaseUrl } from '../src/store/open-store.js'
 
 /**
  * A second connection that writes with plain SQL, as another service, another instance or

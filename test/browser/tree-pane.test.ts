@@ -7,7 +7,7 @@ import { FolderServiceClient, type Folder, type TreeEntry } from '../../src/clie
 import { seriousAxeViolations } from '../helpers/browser/axe.js'
 import { NO_CHROMIUM, useChromium } from '../helpers/browser/chromium.js'
 import { allBackends } from '../helpers/databases/backends.js'
-import { insertLiveFolder, openRawSql } from '../helpers/databases/raw-sql.js'
+import { insertLiveFolder, openRawSql } from '../../harness/raw-sql.js'
 import { serveBackend, type ServedBackend } from '../helpers/apps/served-backend.js'
 import { folder, upsert } from '../helpers/data/tree-entries.js'
 

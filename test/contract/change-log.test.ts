@@ -5,7 +5,7 @@ import { validateImport } from '../../src/import/validate-import.js'
 import { ALL_ROWS, type ChangePosition, type ChangeRow, type Store } from '../../src/store/store.js'
 import { allBackends } from '../helpers/databases/backends.js'
 import { uuid } from '../helpers/data/ids.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/databases/raw-sql.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
 import { ALICE, BOB } from '../helpers/data/users.js'
 
 /**

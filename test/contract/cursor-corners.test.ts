@@ -6,7 +6,7 @@ import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { linkTargets } from '../helpers/http/http-asserts.js'
 import { listBody, problemBody, request } from '../helpers/apps/test-app.js'
 import { uuid } from '../helpers/data/ids.js'
-import { insertLiveFolder, type RawSql } from '../helpers/databases/raw-sql.js'
+import { insertLiveFolder, type RawSql } from '../../harness/raw-sql.js'
 import { ALICE, ALICE_SESSION, usersAndSessions } from '../helpers/data/users.js'
 
 /**

@@ -5,7 +5,7 @@ import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { compareCodePoints } from '../../bench/code-points.js'
 import { listBody, request } from '../helpers/apps/test-app.js'
 import { uuid } from '../helpers/data/ids.js'
-import { insertLiveFolder } from '../helpers/databases/raw-sql.js'
+import { insertLiveFolder } from '../../harness/raw-sql.js'
 
 /**
  * Deep offset pages start from checkpoints (every 200th key of the listing, read once per

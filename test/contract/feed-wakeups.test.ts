@@ -9,7 +9,7 @@ import {
   seedFollowed,
   type ChangesJson,
 } from '../helpers/data/followed-folder.js'
-import { openRawSql, type RawSql } from '../helpers/databases/raw-sql.js'
+import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
 import { startService, type Service } from '../helpers/processes/cli.js'
 
 /**

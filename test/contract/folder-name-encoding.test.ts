@@ -7,7 +7,7 @@ import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { listBody, request } from '../helpers/apps/test-app.js'
 import { uuid } from '../helpers/data/ids.js'
 import { linkTargets } from '../helpers/http/http-asserts.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/databases/raw-sql.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
 import { ALICE, ALICE_SESSION, usersAndSessions } from '../helpers/data/users.js'
 
 /**

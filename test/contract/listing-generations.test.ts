@@ -5,7 +5,7 @@ import { listingBackends } from '../helpers/databases/backends.js'
 import { listBody, request } from '../helpers/apps/test-app.js'
 import { uuid } from '../helpers/data/ids.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
-import { insertLiveFolder, type RawSql } from '../helpers/databases/raw-sql.js'
+import { insertLiveFolder, type RawSql } from '../../harness/raw-sql.js'
 import { ALICE, BOB, ALICE_SESSION, BOB_SESSION, usersAndSessions } from '../helpers/data/users.js'
 
 /**

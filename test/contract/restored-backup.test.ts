@@ -11,7 +11,7 @@ import { backUp } from '../helpers/databases/backup.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { listBody, request } from '../helpers/apps/test-app.js'
 import { uuid } from '../helpers/data/ids.js'
-import type { RawSql } from '../helpers/databases/raw-sql.js'
+import type { RawSql } from '../../harness/raw-sql.js'
 import { ALICE } from '../helpers/data/users.js'
 
 /**

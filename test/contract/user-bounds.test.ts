@@ -5,7 +5,7 @@ import { openStore } from '../../src/store/open-store.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends, TEST_SETTINGS } from '../helpers/databases/backends.js'
 import { uuid } from '../helpers/data/ids.js'
-import { openRawSql, type RawSql } from '../helpers/databases/raw-sql.js'
+import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
 
 /**
  * Every listing repeats its owner's username and avatar_url in each folder, so both are

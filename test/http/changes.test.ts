@@ -13,7 +13,7 @@ import {
 } from '../helpers/data/contract-data.js'
 import { appOver, listBody, request, type TestApp } from '../helpers/apps/test-app.js'
 import { JSON_TYPE, assertProblem, assertUnauthorized, header } from '../helpers/http/http-asserts.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/databases/raw-sql.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
 import { beginDraining } from '../../src/http/drain.js'
 
 /**

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import { allBackends } from '../helpers/databases/backends.js'
 import { seededApp, sessions, users } from '../helpers/data/contract-data.js'
 import { request, type TestApp } from '../helpers/apps/test-app.js'
-import { openRawSql, type RawSql } from '../helpers/databases/raw-sql.js'
+import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
 
 /**
  * An owner's avatar_url is whatever text other writers stored (at most 2,048 characters):

@@ -13,7 +13,7 @@ import {
 } from '../helpers/data/contract-data.js'
 import { request, type TestApp } from '../helpers/apps/test-app.js'
 import { JSON_TYPE, assertProblem, assertUnauthorized, header } from '../helpers/http/http-asserts.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/databases/raw-sql.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
 
 /**
  * GET /v1/folders/tree over HTTP (docs/api.md "GET /v1/folders/tree"): the checks and their

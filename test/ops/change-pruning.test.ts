@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends } from '../helpers/databases/backends.js'
-import { openRawSql } from '../helpers/databases/raw-sql.js'
+import { openRawSql } from '../../harness/raw-sql.js'
 import { startService } from '../helpers/processes/cli.js'
 
 /**

@@ -7,7 +7,7 @@ import type { Store } from '../../src/store/store.js'
 import { postgresBackend, TEST_SETTINGS } from '../helpers/databases/backends.js'
 import { appOver, listBody, request } from '../helpers/apps/test-app.js'
 import { uuid } from '../helpers/data/ids.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/databases/raw-sql.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
 
 /**
  * How users scale out: stateless instances, each with its own listing cache, in front of one

@@ -10,7 +10,7 @@ import { PROJECTS, ROOT_FOLDERS, seedDocument, sessionCookieHeaders } from '../h
 import { ALICE, ALICE_SESSION } from '../helpers/data/users.js'
 import { appOver } from '../helpers/apps/test-app.js'
 import { sleep } from '../helpers/http/load.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/databases/raw-sql.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
 import {
   pauseReplay,
   replicaCluster,

@@ -10,7 +10,7 @@ import { logRecords, startService } from '../helpers/processes/cli.js'
 import { sleep } from '../helpers/http/load.js'
 import { PROJECTS, seedDocument, sessionCookieHeaders } from '../helpers/apps/operability-db.js'
 import { ALICE, ALICE_SESSION } from '../helpers/data/users.js'
-import { openRawSql } from '../helpers/databases/raw-sql.js'
+import { openRawSql } from '../../harness/raw-sql.js'
 import {
   replicaSkip,
   replicatedDatabase,

@@ -2,7 +2,7 @@ import { validateImport } from '../../../src/import/validate-import.js'
 import type { Store } from '../../../src/store/store.js'
 import type { Backend } from '../databases/backends.js'
 import { appOver } from './test-app.js'
-import { openRawSql } from '../databases/raw-sql.js'
+import { openRawSql } from '../../../harness/raw-sql.js'
 
 /**
  * Store wrappers that count calls, to prove which database calls a route makes (a cached

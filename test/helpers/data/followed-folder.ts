@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { validateImport } from '../../../src/import/validate-import.js'
 import type { Store } from '../../../src/store/store.js'
 import { uuid } from './ids.js'
-import { insertLiveFolder, type RawSql } from '../databases/raw-sql.js'
+import { insertLiveFolder, type RawSql } from '../../../harness/raw-sql.js'
 
 /**
  * One user with a session and a folder to follow, for the suites that follow a folder's

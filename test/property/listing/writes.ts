@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import type { Store } from '../../../src/store/store.js'
-import { insertLiveFolder, type RawSql } from '../../helpers/databases/raw-sql.js'
+import { insertLiveFolder, type RawSql } from '../../../harness/raw-sql.js'
 import type { ModelFolder, ModelUser } from '../../helpers/data/model.js'
 import type { CheckStats } from './check.js'
 import type { Concrete } from './data.js'
