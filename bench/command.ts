@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { ensureBuilt } from './build.js'
+import { ensureBuilt } from '../harness/build.js'
 import { benchDatabase, redactUrl } from './postgres.js'
 import { stopAllChildren } from './processes.js'
 

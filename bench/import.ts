@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { CLI } from './build.js'
+import { CLI } from '../harness/build.js'
 import { writeImportFile } from './import-data.js'
 import { benchDatabase } from './postgres.js'
 import { readRss } from './process-stats.js'

@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import pg from 'pg'
+import { withClient } from '../harness/postgres-client.js'
+
+// The bench's own modules take it from here; the code lives in harness/ because the replica tests use it too.
+export { withClient }
 
 /**
  * A PostgreSQL database the bench may fill and throw away. Preferred: a new database
@@ -20,17 +23,6 @@ function redact(url: string): string {
 }
 
 /** Runs `work` on one short-lived connection to `url`. */
-export async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 })
-  client.on('error', () => {}) // a dropped connection surfaces on the next query
-  await client.connect()
-  try {
-    return await work(client)
-  } finally {
-    await client.end()
-  }
-}
-
 export async function benchDatabase(baseUrl: string): Promise<BenchDatabase> {
   const name = `folder_service_bench_${Date.now()}_${randomBytes(3).toString('hex')}`
   let created: boolean

@@ -19,7 +19,7 @@ export const DOCS_PREFIX = '/docs'
  * The API's own Content-Security-Policy forbids everything; the docs page loads its scripts,
  * styles, images (the data: logo) and the document from this origin only. Swagger UI adds
  * one <style> element of its own at start-up: its hash (measured in Chromium, checked by
- * test/ops/docs-page.test.ts) allows that element and nothing else inline.
+ * test/browser/docs-page.test.ts) allows that element and nothing else inline.
  */
 const SWAGGER_UI_STYLE_HASH = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='"
 export const DOCS_CSP =

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { followChanges } from '../../src/browser/live-follow.js'
 import { FolderServiceClient } from '../../src/client/index.js'
-import { problemBody, sendJson, useScriptedServer } from '../helpers/scripted-server.js'
+import { problemBody, sendJson, useScriptedServer } from '../helpers/apps/scripted-server.js'
 
 /**
  * The folder browser's live follow (src/browser/live-follow.ts) at the module level, in

@@ -4,12 +4,12 @@ import { after, before, describe, it } from 'node:test'
 import { type Page, type Route } from 'playwright-core'
 import { DEMO_SESSION_ID, DEMO_USER_ID, seedDemo } from '../../src/cli/seed-demo.js'
 import { FolderServiceClient, type Folder, type TreeEntry } from '../../src/client/index.js'
-import { seriousAxeViolations } from '../helpers/axe.js'
-import { NO_CHROMIUM, useChromium } from '../helpers/chromium.js'
-import { allBackends } from '../helpers/backends.js'
-import { insertLiveFolder, openRawSql } from '../helpers/raw-sql.js'
-import { serveBackend, type ServedBackend } from '../helpers/served-backend.js'
-import { folder, upsert } from '../helpers/tree-entries.js'
+import { seriousAxeViolations } from '../helpers/browser/axe.js'
+import { NO_CHROMIUM, useChromium } from '../helpers/browser/chromium.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { insertLiveFolder, openRawSql } from '../../harness/raw-sql.js'
+import { serveBackend, type ServedBackend } from '../helpers/apps/served-backend.js'
+import { folder, upsert } from '../helpers/data/tree-entries.js'
 
 /**
  * The folder browser's tree pane (src/browser/tree-pane.ts) in a real headless Chromium,

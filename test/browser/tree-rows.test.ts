@@ -9,9 +9,9 @@ import {
   type TreeBatch,
   type TreeEntry,
 } from '../../src/client/index.js'
-import { nextBatch } from '../helpers/watch-batches.js'
-import { fid, folder, upsert } from '../helpers/tree-entries.js'
-import { problemBody, sendJson, useScriptedServer } from '../helpers/scripted-server.js'
+import { nextBatch } from '../helpers/data/watch-batches.js'
+import { fid, folder, upsert } from '../helpers/data/tree-entries.js'
+import { problemBody, sendJson, useScriptedServer } from '../helpers/apps/scripted-server.js'
 
 /**
  * The folder browser's tree pane at the module level, in Node (src/browser/tree-rows.ts):

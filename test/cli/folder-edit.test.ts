@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
-import { allBackends } from '../helpers/backends.js'
-import { assertOk, assertOneLineError, describeRun } from '../helpers/cli-asserts.js'
-import { openCliDatabase, type CliDatabase } from '../helpers/cli-database.js'
-import { runAll, runCli } from '../helpers/cli.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { assertOk, assertOneLineError, describeRun } from '../helpers/processes/cli-asserts.js'
+import { openCliDatabase, type CliDatabase } from '../helpers/processes/cli-database.js'
+import { runAll, runCli } from '../helpers/processes/cli.js'
 
 /**
  * `folder rename`, `folder move`, `folder list` and what `folder delete` says (README

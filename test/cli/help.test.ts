@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { assertOk, describeRun } from '../helpers/cli-asserts.js'
-import { ROOT } from '../helpers/build.js'
-import { runAll, runCli } from '../helpers/cli.js'
+import { assertOk, describeRun } from '../helpers/processes/cli-asserts.js'
+import { ROOT } from '../helpers/processes/build.js'
+import { runAll, runCli } from '../helpers/processes/cli.js'
 
 /** README "Command line": every command accepts --db and --help; commands that print records accept --json. */
 

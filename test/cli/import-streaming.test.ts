@@ -4,11 +4,11 @@ import { statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { READ_CHUNK_BYTES } from '../../src/import/read-import-file.js'
-import { allBackends, sqliteBackend } from '../helpers/backends.js'
-import { childEnv } from '../helpers/child-process.js'
-import { assertOk, assertOneLineError, describeRun } from '../helpers/cli-asserts.js'
-import { cliMain, runCli } from '../helpers/cli.js'
-import { useCliDatabase } from '../helpers/cli-database.js'
+import { allBackends, sqliteBackend } from '../helpers/databases/backends.js'
+import { childEnv } from '../helpers/processes/child-process.js'
+import { assertOk, assertOneLineError, describeRun } from '../helpers/processes/cli-asserts.js'
+import { cliMain, runCli } from '../helpers/processes/cli.js'
+import { useCliDatabase } from '../helpers/processes/cli-database.js'
 
 /**
  * `folder-service import` of a file several times larger than one read: the records arrive

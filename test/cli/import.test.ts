@@ -3,10 +3,10 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
-import { allBackends } from '../helpers/backends.js'
-import { assertOk, assertOneLineError, describeRun } from '../helpers/cli-asserts.js'
-import { openCliDatabase, tempDir, writeJson, type CliDatabase } from '../helpers/cli-database.js'
-import { runCli } from '../helpers/cli.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { assertOk, assertOneLineError, describeRun } from '../helpers/processes/cli-asserts.js'
+import { openCliDatabase, tempDir, writeJson, type CliDatabase } from '../helpers/processes/cli-database.js'
+import { runCli } from '../helpers/processes/cli.js'
 
 /** `folder-service import FILE` (docs/api.md "Import format"), driven from outside, on every backend. */
 

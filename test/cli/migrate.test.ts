@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { allBackends } from '../helpers/backends.js'
-import { assertOk, assertOneLineError } from '../helpers/cli-asserts.js'
-import { openCliDatabase, tableCounts, tempDir, type CliDatabase } from '../helpers/cli-database.js'
-import { runAll, runCli } from '../helpers/cli.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { assertOk, assertOneLineError } from '../helpers/processes/cli-asserts.js'
+import { openCliDatabase, tableCounts, tempDir, type CliDatabase } from '../helpers/processes/cli-database.js'
+import { runAll, runCli } from '../helpers/processes/cli.js'
 
 /** `folder-service migrate` (README "Command line") and how `--db` picks and opens a database. */
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { allBackends } from '../helpers/backends.js'
-import { assertOk, assertOneLineError, describeRun } from '../helpers/cli-asserts.js'
-import { openCliDatabase, type CliDatabase } from '../helpers/cli-database.js'
-import { runCli, type CliResult } from '../helpers/cli.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { assertOk, assertOneLineError, describeRun } from '../helpers/processes/cli-asserts.js'
+import { openCliDatabase, type CliDatabase } from '../helpers/processes/cli-database.js'
+import { runCli, type CliResult } from '../helpers/processes/cli.js'
 
 /** `folder-service seed --demo` (README "Command line"), driven from outside, on every backend. */
 

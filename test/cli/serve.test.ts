@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
-import { allBackends, sqliteBackend } from '../helpers/backends.js'
-import { assertOneLineError } from '../helpers/cli-asserts.js'
-import { openCliDatabase, type CliDatabase } from '../helpers/cli-database.js'
+import { allBackends, sqliteBackend } from '../helpers/databases/backends.js'
+import { assertOneLineError } from '../helpers/processes/cli-asserts.js'
+import { openCliDatabase, type CliDatabase } from '../helpers/processes/cli-database.js'
 import {
   runCli,
   startCli,
@@ -11,7 +11,7 @@ import {
   within,
   type CliOptions,
   type ServeProcess,
-} from '../helpers/cli.js'
+} from '../helpers/processes/cli.js'
 
 /** `folder-service serve` as a process: start-up line, readiness, graceful stop, bad settings. */
 

@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, it } from 'node:test'
 import { FolderServiceClient, FolderServiceError, type WatchBatch } from 'folder-service/client'
-import { FakeFeed } from '../helpers/fake-feed.js'
-import { followFor, nextBatch } from '../helpers/watch-batches.js'
+import { FakeFeed } from '../helpers/apps/fake-feed.js'
+import { followFor, nextBatch } from '../helpers/data/watch-batches.js'
 import {
   problemBody,
   sendJson,
   startScriptedServer,
   type ScriptedServer,
-} from '../helpers/scripted-server.js'
+} from '../helpers/apps/scripted-server.js'
 
 /**
- * `changes()` and `watch()` against a model of the service's feed (test/helpers/fake-feed.ts)
+ * `changes()` and `watch()` against a model of the service's feed (test/helpers/apps/fake-feed.ts)
  * that speaks the contract's JSON, codes and Link headers, steered to give what a real
  * service gives only by chance: a write between two pages of a listing, a 410 in the middle
  * of a watch, a 503 with Retry-After on a changes request, a held request to abort. The same

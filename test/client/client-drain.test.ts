@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { FolderServiceClient } from 'folder-service/client'
 import { DEMO_SESSION_ID, seedDemo } from '../../src/cli/seed-demo.js'
-import { sqliteBackend } from '../helpers/backends.js'
-import { serveBackend, type ServedBackend } from '../helpers/served-backend.js'
-import { followFor } from '../helpers/watch-batches.js'
+import { sqliteBackend } from '../helpers/databases/backends.js'
+import { serveBackend, type ServedBackend } from '../helpers/apps/served-backend.js'
+import { followFor } from '../helpers/data/watch-batches.js'
 
 /**
  * `watch()` against a real `serve` process that drains (SIGTERM during SHUTDOWN_DELAY_MS):

@@ -7,7 +7,7 @@ import {
   sendJson,
   startScriptedServer,
   type ScriptedServer,
-} from '../helpers/scripted-server.js'
+} from '../helpers/apps/scripted-server.js'
 
 /**
  * The client against a server that misbehaves in the ways a broken proxy, a buggy release

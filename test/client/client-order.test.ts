@@ -3,10 +3,10 @@ import { after, before, describe, it } from 'node:test'
 import type { AddressInfo } from 'node:net'
 import { FolderServiceClient } from 'folder-service/client'
 import { validateImport } from '../../src/import/validate-import.js'
-import { sqliteBackend } from '../helpers/backends.js'
-import { appFor, type TestApp } from '../helpers/test-app.js'
-import { nextBatch } from '../helpers/watch-batches.js'
-import { uuid } from '../helpers/ids.js'
+import { sqliteBackend } from '../helpers/databases/backends.js'
+import { appFor, type TestApp } from '../helpers/apps/test-app.js'
+import { nextBatch } from '../helpers/data/watch-batches.js'
+import { uuid } from '../helpers/data/ids.js'
 
 /**
  * The typed client's `order` (the built package export, over HTTP): listFolders, walk and

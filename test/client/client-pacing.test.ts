@@ -3,14 +3,14 @@ import type { IncomingMessage } from 'node:http'
 import { describe, it } from 'node:test'
 import { FolderServiceClient, FolderServiceError, type WatchBatch } from 'folder-service/client'
 import { Backoff } from '../../src/client/feed-pacing.js'
-import { followFor } from '../helpers/watch-batches.js'
+import { followFor } from '../helpers/data/watch-batches.js'
 import {
   EMPTY_LISTING,
   problemBody,
   sendJson,
   useScriptedServer,
   type ScriptedServer,
-} from '../helpers/scripted-server.js'
+} from '../helpers/apps/scripted-server.js'
 
 /**
  * `watch()` against services that would turn it into a request flood or an unbounded

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { after, before, beforeEach, describe, it } from 'node:test'
 import { FolderServiceClient, FolderServiceError } from 'folder-service/client'
 import { PROBLEM_CODES } from '../../src/schemas/problem-codes.js'
-import { EMPTY_LISTING, problemBody } from '../helpers/scripted-server.js'
+import { EMPTY_LISTING, problemBody } from '../helpers/apps/scripted-server.js'
 
 /**
  * What a healthy `serve` cannot be made to answer on demand: a 503 whose Retry-After the

@@ -8,9 +8,9 @@ import {
   type TreeBatch,
   type TreeEntry,
 } from 'folder-service/client'
-import { followFor, nextBatch } from '../helpers/watch-batches.js'
-import { folder, TREE_OWNER as OWNER, upsert } from '../helpers/tree-entries.js'
-import { problemBody, sendJson, useScriptedServer } from '../helpers/scripted-server.js'
+import { followFor, nextBatch } from '../helpers/data/watch-batches.js'
+import { folder, TREE_OWNER as OWNER, upsert } from '../helpers/data/tree-entries.js'
+import { problemBody, sendJson, useScriptedServer } from '../helpers/apps/scripted-server.js'
 
 /**
  * `client.tree()` against a scripted tree feed (docs/api.md "The folder tree"): a download

@@ -3,11 +3,11 @@ import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { FolderServiceClient, FolderServiceError, type Folder } from 'folder-service/client'
 import { validateImport } from '../../src/import/validate-import.js'
-import { allBackends, sqliteBackend } from '../helpers/backends.js'
-import { insertLiveFolder, openRawSql } from '../helpers/raw-sql.js'
-import { nextBatch } from '../helpers/watch-batches.js'
-import { serveBackend, type ServedBackend } from '../helpers/served-backend.js'
-import { startService } from '../helpers/cli.js'
+import { allBackends, sqliteBackend } from '../helpers/databases/backends.js'
+import { insertLiveFolder, openRawSql } from '../../harness/raw-sql.js'
+import { nextBatch } from '../helpers/data/watch-batches.js'
+import { serveBackend, type ServedBackend } from '../helpers/apps/served-backend.js'
+import { startService } from '../helpers/processes/cli.js'
 
 /**
  * The typed client (`folder-service/client`, the built package export) against a real

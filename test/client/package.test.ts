@@ -4,10 +4,10 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
-import { sqliteBackend } from '../helpers/backends.js'
-import { ROOT } from '../helpers/build.js'
-import { tempDir } from '../helpers/cli-database.js'
-import { serveBackend, type ServedBackend } from '../helpers/served-backend.js'
+import { sqliteBackend } from '../helpers/databases/backends.js'
+import { ROOT } from '../helpers/processes/build.js'
+import { tempDir } from '../helpers/processes/cli-database.js'
+import { serveBackend, type ServedBackend } from '../helpers/apps/served-backend.js'
 
 /**
  * The client as another project gets it (docs/client.md "Installing the client"): the

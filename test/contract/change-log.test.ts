@@ -3,9 +3,10 @@ import { after, before, beforeEach, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { validateImport } from '../../src/import/validate-import.js'
 import { ALL_ROWS, type ChangePosition, type ChangeRow, type Store } from '../../src/store/store.js'
-import { allBackends } from '../helpers/backends.js'
-import { uuid } from '../helpers/ids.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { uuid } from '../helpers/data/ids.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
+import { ALICE, BOB } from '../helpers/data/users.js'
 
 /**
  * The change log (folder_changes) as Store.readChanges reads it. Every write is made with
@@ -14,8 +15,6 @@ import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js
  * sees only its own writes.
  */
 
-const ALICE = uuid('c4000000', 1)
-const BOB = uuid('c4000000', 2)
 const DOCS = uuid('c4100000', 1)
 const MUSIC = uuid('c4100000', 2)
 const BOBS = uuid('c4100000', 3)

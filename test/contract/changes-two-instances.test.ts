@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { allBackends } from '../helpers/backends.js'
-import { changesOf, followedFolder, insertChild, seedFollowed } from '../helpers/followed-folder.js'
-import { openRawSql, type RawSql } from '../helpers/raw-sql.js'
-import { startService, type Service } from '../helpers/cli.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { changesOf, followedFolder, insertChild, seedFollowed } from '../helpers/data/followed-folder.js'
+import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
+import { startService, type Service } from '../helpers/processes/cli.js'
 
 /**
  * The changes feed across processes: two `serve` processes on one database. A cursor taken

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
 import type { Store } from '../../src/store/store.js'
-import { allBackends } from '../helpers/backends.js'
-import { uuid } from '../helpers/ids.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { uuid } from '../helpers/data/ids.js'
 
 /**
  * `total` comes from counts the database maintains (migration 002 on both backends), not

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { allBackends } from '../helpers/backends.js'
-import { appWithRawSql } from '../helpers/counting-store.js'
-import { linkTargets } from '../helpers/http-asserts.js'
-import { listBody, problemBody, request } from '../helpers/test-app.js'
-import { uuid } from '../helpers/ids.js'
-import { insertLiveFolder, type RawSql } from '../helpers/raw-sql.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { appWithRawSql } from '../helpers/apps/counting-store.js'
+import { linkTargets } from '../helpers/http/http-asserts.js'
+import { listBody, problemBody, request } from '../helpers/apps/test-app.js'
+import { uuid } from '../helpers/data/ids.js'
+import { insertLiveFolder, type RawSql } from '../../harness/raw-sql.js'
+import { ALICE, ALICE_SESSION, usersAndSessions } from '../helpers/data/users.js'
 
 /**
  * Corners of continuation tokens: a cursor page that comes back empty keeps cursor links
@@ -14,8 +15,6 @@ import { insertLiveFolder, type RawSql } from '../helpers/raw-sql.js'
  * never leave the accepted page range.
  */
 
-const ALICE = uuid('cc000000', 1)
-const ALICE_SESSION = uuid('cc500000', 1)
 const PARENT = uuid('cc100000', 1)
 const T0 = Date.parse('2026-05-01T00:00:00.000Z')
 /** The children A..K of the scenario. */
@@ -33,8 +32,7 @@ function dataSet() {
     updated_at: at,
   })
   return {
-    users: [{ id: ALICE, username: 'alice' }],
-    sessions: [{ id: ALICE_SESSION, user_id: ALICE }],
+    ...usersAndSessions('alice'),
     folders: [folder(PARENT, 'parent', null), ...LETTERS.map((name, i) => folder(childId(i), name, PARENT))],
   }
 }

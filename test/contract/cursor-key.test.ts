@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { MissingCursorKeyError } from '../../src/store/store.js'
-import { allBackends } from '../helpers/backends.js'
-import { appWithRawSql } from '../helpers/counting-store.js'
-import { problemBody, request } from '../helpers/test-app.js'
-import { uuid } from '../helpers/ids.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { appWithRawSql } from '../helpers/apps/counting-store.js'
+import { problemBody, request } from '../helpers/apps/test-app.js'
+import { uuid } from '../helpers/data/ids.js'
 
 /**
  * The cursor key row deleted by hand: every backend reports the same clear error, naming the

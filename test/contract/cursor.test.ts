@@ -3,14 +3,15 @@ import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import fc from 'fast-check'
 import { validateImport } from '../../src/import/validate-import.js'
-import { listingBackends } from '../helpers/backends.js'
-import { appWithRawSql } from '../helpers/counting-store.js'
-import { appOver, listBody, problemBody, request, type FolderListJson } from '../helpers/test-app.js'
+import { listingBackends } from '../helpers/databases/backends.js'
+import { appWithRawSql } from '../helpers/apps/counting-store.js'
+import { appOver, listBody, problemBody, request, type FolderListJson } from '../helpers/apps/test-app.js'
 import { compareCodePoints } from '../../src/ordering/code-points.js'
-import { uuid } from '../helpers/ids.js'
-import { insertLiveFolder, type RawSql } from '../helpers/raw-sql.js'
-import { linkTargets } from '../helpers/http-asserts.js'
-import { assertWalkGuarantee, listingComparator, type ListedChild } from '../helpers/walk-guarantee.js'
+import { uuid } from '../helpers/data/ids.js'
+import { insertLiveFolder, type RawSql } from '../../harness/raw-sql.js'
+import { linkTargets } from '../helpers/http/http-asserts.js'
+import { assertWalkGuarantee, listingComparator, type ListedChild } from '../helpers/data/walk-guarantee.js'
+import { ALICE, BOB, ALICE_SESSION, BOB_SESSION } from '../helpers/data/users.js'
 
 /**
  * Continuation tokens (`cursor` in the next and prev links): walks that follow them list
@@ -19,11 +20,7 @@ import { assertWalkGuarantee, listingComparator, type ListedChild } from '../hel
  * deployment did not make for this user and folder is 400; the check order holds.
  */
 
-const ALICE = uuid('c0000000', 1)
-const BOB = uuid('c0000000', 2)
 const CAROL = uuid('c0000000', 3)
-const ALICE_SESSION = uuid('c5000000', 1)
-const BOB_SESSION = uuid('c5000000', 2)
 const CAROL_SESSION = uuid('c5000000', 3)
 const BIG = uuid('c1000000', 1)
 const SMALL = uuid('c1000000', 2)

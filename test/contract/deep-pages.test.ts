@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { listingBackends } from '../helpers/backends.js'
-import { appWithRawSql } from '../helpers/counting-store.js'
+import { listingBackends } from '../helpers/databases/backends.js'
+import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { compareCodePoints } from '../../src/ordering/code-points.js'
-import { listBody, request } from '../helpers/test-app.js'
-import { uuid } from '../helpers/ids.js'
-import { insertLiveFolder } from '../helpers/raw-sql.js'
+import { listBody, request } from '../helpers/apps/test-app.js'
+import { uuid } from '../helpers/data/ids.js'
+import { insertLiveFolder } from '../../harness/raw-sql.js'
 
 /**
  * Deep offset pages start from checkpoints (every 200th key of the listing, read once per

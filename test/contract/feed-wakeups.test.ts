@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { allBackends } from '../helpers/backends.js'
-import { openEventStream, type OpenedStream } from '../helpers/event-stream-client.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { openEventStream, type OpenedStream } from '../helpers/http/event-stream-client.js'
 import {
   changesOf,
   followedFolder,
   insertChild,
   seedFollowed,
   type ChangesJson,
-} from '../helpers/followed-folder.js'
-import { openRawSql, type RawSql } from '../helpers/raw-sql.js'
-import { startService, type Service } from '../helpers/cli.js'
+} from '../helpers/data/followed-folder.js'
+import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
+import { startService, type Service } from '../helpers/processes/cli.js'
 
 /**
  * Wake-ups (docs/operations.md "Wake-ups"): with the poll interval at its longest (1 s), a

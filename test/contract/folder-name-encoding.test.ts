@@ -2,12 +2,13 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { openStore } from '../../src/store/open-store.js'
-import { allBackends, sqliteBackend, TEST_SETTINGS } from '../helpers/backends.js'
-import { appWithRawSql } from '../helpers/counting-store.js'
-import { listBody, request } from '../helpers/test-app.js'
-import { uuid } from '../helpers/ids.js'
-import { linkTargets } from '../helpers/http-asserts.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
+import { allBackends, sqliteBackend, TEST_SETTINGS } from '../helpers/databases/backends.js'
+import { appWithRawSql } from '../helpers/apps/counting-store.js'
+import { listBody, request } from '../helpers/apps/test-app.js'
+import { uuid } from '../helpers/data/ids.js'
+import { linkTargets } from '../helpers/http/http-asserts.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
+import { ALICE, ALICE_SESSION, usersAndSessions } from '../helpers/data/users.js'
 
 /**
  * Folder names the service cannot read back byte for byte (not UTF-8 text) are refused by
@@ -16,8 +17,6 @@ import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js
  * name sealed in the token, and a walk listed that folder on every page, for ever.
  */
 
-const ALICE = uuid('ce000000', 1)
-const ALICE_SESSION = uuid('ce500000', 1)
 const PARENT = uuid('ce100000', 1)
 const T0 = Date.parse('2026-05-01T00:00:00.000Z')
 
@@ -52,8 +51,7 @@ for (const backend of allBackends()) {
       target = await appWithRawSql(
         backend,
         {
-          users: [{ id: ALICE, username: 'alice' }],
-          sessions: [{ id: ALICE_SESSION, user_id: ALICE }],
+          ...usersAndSessions('alice'),
           folders: [
             { id: PARENT, name: 'parent', owner_id: ALICE, folder_id: null, created_at: at, updated_at: at },
           ],

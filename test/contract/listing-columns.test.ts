@@ -5,17 +5,18 @@ import type { FastifyInstance } from 'fastify'
 import { LISTING_SOURCES, type ListingSource, type ListingTable } from '../../src/store/listing-sources.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import { ALL_ROWS, type Store } from '../../src/store/store.js'
-import { allBackends } from '../helpers/backends.js'
-import { appWithRawSql } from '../helpers/counting-store.js'
-import { appOver, problemBody, request, type FolderListJson } from '../helpers/test-app.js'
-import { uuid } from '../helpers/ids.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { appWithRawSql } from '../helpers/apps/counting-store.js'
+import { appOver, problemBody, request, type FolderListJson } from '../helpers/apps/test-app.js'
+import { uuid } from '../helpers/data/ids.js'
 import {
   openSchemaSql,
   type Cell,
   type Column,
   type ForeignKey,
   type SchemaSql,
-} from '../helpers/schema-sql.js'
+} from '../helpers/databases/schema-sql.js'
+import { ALICE, BOB } from '../helpers/data/users.js'
 
 /**
  * The cache guard, derived from the schema. Cached listings are keyed on the owner's
@@ -39,8 +40,6 @@ import {
  * describe, or whose type the table below cannot change, fails with what to decide.
  */
 
-const ALICE = uuid('9f000000', 1)
-const BOB = uuid('9f000000', 2)
 const SESSIONS = { [ALICE]: uuid('9f000000', 3), [BOB]: uuid('9f000000', 4) }
 // Ids in this order, so a foreign key's first other candidate is DOCS.
 const DOCS = uuid('9f100000', 1)

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
-import { listingBackends } from '../helpers/backends.js'
-import { listBody, request } from '../helpers/test-app.js'
-import { uuid } from '../helpers/ids.js'
-import { appWithRawSql } from '../helpers/counting-store.js'
-import { insertLiveFolder, type RawSql } from '../helpers/raw-sql.js'
+import { listingBackends } from '../helpers/databases/backends.js'
+import { listBody, request } from '../helpers/apps/test-app.js'
+import { uuid } from '../helpers/data/ids.js'
+import { appWithRawSql } from '../helpers/apps/counting-store.js'
+import { insertLiveFolder, type RawSql } from '../../harness/raw-sql.js'
+import { ALICE, BOB, ALICE_SESSION, BOB_SESSION, usersAndSessions } from '../helpers/data/users.js'
 
 /**
  * Listings are cached under the owner's listing generation, which only the database keeps.
@@ -15,10 +16,6 @@ import { insertLiveFolder, type RawSql } from '../helpers/raw-sql.js'
  * so these tests cannot pass by reading the database every time.
  */
 
-const ALICE = uuid('9e000000', 1)
-const BOB = uuid('9e000000', 2)
-const ALICE_SESSION = uuid('9e000000', 3)
-const BOB_SESSION = uuid('9e000000', 4)
 const DOCS = uuid('9e100000', 1)
 const MUSIC = uuid('9e100000', 2)
 const LONE = uuid('9e100000', 3)
@@ -57,14 +54,7 @@ for (const backend of listingBackends()) {
         target = await appWithRawSql(
           backend,
           {
-            users: [
-              { id: ALICE, username: 'alice' },
-              { id: BOB, username: 'bob' },
-            ],
-            sessions: [
-              { id: ALICE_SESSION, user_id: ALICE },
-              { id: BOB_SESSION, user_id: BOB },
-            ],
+            ...usersAndSessions('alice', 'bob'),
             folders: [
               { id: DOCS, name: 'Docs', owner_id: ALICE, created_at: '2026-05-01T10:00:00Z' },
               { id: MUSIC, name: 'Music', owner_id: ALICE, created_at: '2026-05-01T10:00:00Z' },

@@ -6,12 +6,13 @@ import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import type { ChangePosition } from '../../src/store/store.js'
-import { allBackends } from '../helpers/backends.js'
-import { backUp } from '../helpers/backup.js'
-import { appWithRawSql } from '../helpers/counting-store.js'
-import { listBody, request } from '../helpers/test-app.js'
-import { uuid } from '../helpers/ids.js'
-import type { RawSql } from '../helpers/raw-sql.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { backUp } from '../helpers/databases/backup.js'
+import { appWithRawSql } from '../helpers/apps/counting-store.js'
+import { listBody, request } from '../helpers/apps/test-app.js'
+import { uuid } from '../helpers/data/ids.js'
+import type { RawSql } from '../../harness/raw-sql.js'
+import { ALICE } from '../helpers/data/users.js'
 
 /**
  * A backup restored into the live database while the service runs: the listing generations
@@ -21,7 +22,6 @@ import type { RawSql } from '../helpers/raw-sql.js'
  * change feed position from the lost future is expired.
  */
 
-const ALICE = uuid('a7000000', 1)
 const SESSION = uuid('a7000000', 2)
 const FOLDER = uuid('a7100000', 1)
 const T0 = Date.parse('2026-05-01T10:00:00.000Z')

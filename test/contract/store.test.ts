@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
 import { ImportError, type FolderRow, type SessionUser, type Store } from '../../src/store/store.js'
 import { openStore } from '../../src/store/open-store.js'
-import { TEST_SETTINGS, allBackends } from '../helpers/backends.js'
+import { TEST_SETTINGS, allBackends } from '../helpers/databases/backends.js'
 import {
   BIG_LIVE_CHILDREN,
   BOUNDARY,
@@ -20,9 +20,9 @@ import {
   sessions,
   toRow,
   users,
-} from '../helpers/contract-data.js'
+} from '../helpers/data/contract-data.js'
 import { compareCodePoints } from '../../src/ordering/code-points.js'
-import { uuid } from '../helpers/ids.js'
+import { uuid } from '../helpers/data/ids.js'
 
 /**
  * The Store contract (src/store/store.ts JSDoc, docs/api.md "Order" and "Data model"), held against

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
-import { allBackends } from '../helpers/backends.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
 
 /**
  * What migration 010 adds to the change log for the folder tree (docs/api.md "Change log"):

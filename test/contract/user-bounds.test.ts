@@ -3,9 +3,9 @@ import { after, before, describe, it } from 'node:test'
 import { ImportError } from '../../src/store/store.js'
 import { openStore } from '../../src/store/open-store.js'
 import { validateImport } from '../../src/import/validate-import.js'
-import { allBackends, TEST_SETTINGS } from '../helpers/backends.js'
-import { uuid } from '../helpers/ids.js'
-import { openRawSql, type RawSql } from '../helpers/raw-sql.js'
+import { allBackends, TEST_SETTINGS } from '../helpers/databases/backends.js'
+import { uuid } from '../helpers/data/ids.js'
+import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
 
 /**
  * Every listing repeats its owner's username and avatar_url in each folder, so both are

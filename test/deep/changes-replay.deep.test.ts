@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { allBackends } from '../helpers/backends.js'
+import { allBackends } from '../helpers/databases/backends.js'
 import { replaySummary, runReplayProperty } from '../property/changes-replay.js'
 
 /** The long run of the replay property (test/property/changes-replay.ts). */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { allBackends } from '../helpers/backends.js'
+import { allBackends } from '../helpers/databases/backends.js'
 import { summary } from '../property/listing/check.js'
 import { runListingProperty } from '../property/listing/runner.js'
 

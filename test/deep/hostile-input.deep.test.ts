@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import fc from 'fast-check'
-import { sqliteBackend } from '../helpers/backends.js'
+import { sqliteBackend } from '../helpers/databases/backends.js'
 import {
   assertAcceptable,
   documentedParameters,
@@ -9,7 +9,7 @@ import {
   openFuzzTarget,
   within,
   type FuzzTarget,
-} from '../helpers/hostile.js'
+} from '../helpers/data/hostile.js'
 
 /** The long run of the random hostile requests of test/fuzz/hostile-input.test.ts. */
 

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { faultData, ownPath, seed, type FaultData } from '../helpers/fault-data.js'
-import { Load, sleep, tally, type Outcome } from '../helpers/load.js'
+import { faultData, ownPath, seed, type FaultData } from '../helpers/data/fault-data.js'
+import { Load, sleep, tally, type Outcome } from '../helpers/http/load.js'
 import {
   privatePostgresSkip,
   startPrivatePostgres,
   type PrivatePostgres,
-} from '../helpers/private-postgres.js'
-import { startService, type Service } from '../helpers/cli.js'
+} from '../helpers/databases/private-postgres.js'
+import { startService, type Service } from '../helpers/processes/cli.js'
 
 /**
  * The whole PostgreSQL server stops under load (pg_ctl stop -m fast on a private,

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import pg from 'pg'
-import { postgresBackend } from '../helpers/backends.js'
-import { faultData, ownPath, seed, type FaultData } from '../helpers/fault-data.js'
-import { Load, sleep, tally, type Outcome } from '../helpers/load.js'
-import { createEmptyDatabase } from '../helpers/postgres.js'
-import { startService, type Service } from '../helpers/cli.js'
+import { postgresBackend } from '../helpers/databases/backends.js'
+import { faultData, ownPath, seed, type FaultData } from '../helpers/data/fault-data.js'
+import { Load, sleep, tally, type Outcome } from '../helpers/http/load.js'
+import { createEmptyDatabase } from '../helpers/databases/postgres.js'
+import { startService, type Service } from '../helpers/processes/cli.js'
 
 /**
  * Every connection of the service terminated by pg_terminate_backend, again and again, under
- * HTTP load (the store-level version is test/contract/postgres-outage.test.ts). The role of
+ * HTTP load (the store-level version is test/postgres/outage.test.ts). The role of
  * TEST_DATABASE_URL may terminate its own backends, so a fresh database of that role is
  * enough. The service (built CLI, a child process) must survive, answer every request 200
  * or 503 UNAVAILABLE with Retry-After (never another status, never a dropped connection),

@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { faultData, ownPath, seed, type FaultData } from '../helpers/fault-data.js'
-import { Load, sleep, tally, type Outcome } from '../helpers/load.js'
-import { openPartialRequest, rawExchange } from '../helpers/raw-http.js'
-import { logRecords, startService, type Service } from '../helpers/cli.js'
+import { faultData, ownPath, seed, type FaultData } from '../helpers/data/fault-data.js'
+import { Load, sleep, tally, type Outcome } from '../helpers/http/load.js'
+import { openPartialRequest, rawExchange } from '../helpers/http/raw-http.js'
+import { logRecords, startService, type Service } from '../helpers/processes/cli.js'
 
 /**
  * SIGTERM in the middle of keep-alive load on the built service (SQLite). Graceful stop

@@ -3,11 +3,11 @@ import net from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { openStore } from '../../src/store/open-store.js'
 import { StoreUnavailableError } from '../../src/store/store.js'
-import { postgresBackend } from '../helpers/backends.js'
-import { faultData, ownPath, seed, type FaultData } from '../helpers/fault-data.js'
-import { Load, sleep, tally, type Outcome } from '../helpers/load.js'
-import { createEmptyDatabase } from '../helpers/postgres.js'
-import { runCli, startService, type Service } from '../helpers/cli.js'
+import { postgresBackend } from '../helpers/databases/backends.js'
+import { faultData, ownPath, seed, type FaultData } from '../helpers/data/fault-data.js'
+import { Load, sleep, tally, type Outcome } from '../helpers/http/load.js'
+import { createEmptyDatabase } from '../helpers/databases/postgres.js'
+import { runCli, startService, type Service } from '../helpers/processes/cli.js'
 
 /**
  * A database that accepts TCP connections and never answers (a frozen host, a partition):

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { memoryVerdict, type Sample } from '../../bench/soak-memory.js'
-import { childEnv, runNode } from '../helpers/child-process.js'
-import { ROOT } from '../helpers/build.js'
-import { ensureBuilt } from '../helpers/cli.js'
+import { memoryVerdict, type Sample } from '../../harness/soak-memory.js'
+import { childEnv, runNode } from '../helpers/processes/child-process.js'
+import { ROOT } from '../helpers/processes/build.js'
+import { ensureBuilt } from '../helpers/processes/cli.js'
 
 /**
  * A short soak in CI: bench/soak.ts for SOAK_SECONDS (default 20) on the built service,

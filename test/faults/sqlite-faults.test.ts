@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
-import { faultData, seed } from '../helpers/fault-data.js'
-import { childEnv, startNode } from '../helpers/child-process.js'
-import { assertOneLineError } from '../helpers/cli-asserts.js'
-import { ROOT } from '../helpers/build.js'
-import { runCli, startService, type CliResult } from '../helpers/cli.js'
+import { faultData, seed } from '../helpers/data/fault-data.js'
+import { childEnv, startNode } from '../helpers/processes/child-process.js'
+import { assertOneLineError } from '../helpers/processes/cli-asserts.js'
+import { ROOT } from '../helpers/processes/build.js'
+import { runCli, startService, type CliResult } from '../helpers/processes/cli.js'
 
 /**
  * SQLite faults seen through the built CLI, as an operator meets them: a database path that

@@ -5,8 +5,8 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import fc from 'fast-check'
 import { DEFAULTS } from '../../src/config.js'
 import type { Store } from '../../src/store/store.js'
-import { allBackends } from '../helpers/backends.js'
-import { appOver } from '../helpers/test-app.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { appOver } from '../helpers/apps/test-app.js'
 import {
   HOSTILE_PATHS,
   HOSTILE_QUERIES,
@@ -22,8 +22,8 @@ import {
   within,
   type DocumentedParameters,
   type FuzzTarget,
-} from '../helpers/hostile.js'
-import { modelAnswer } from '../helpers/model.js'
+} from '../helpers/data/hostile.js'
+import { modelAnswer } from '../helpers/data/model.js'
 
 /**
  * Hostile input over app.inject: every documented parameter (read from the OpenAPI

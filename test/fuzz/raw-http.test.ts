@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
-import { sqliteBackend } from '../helpers/backends.js'
-import { Findings, openFuzzTarget, type FuzzTarget } from '../helpers/hostile.js'
-import { rawExchange, type RawExchange } from '../helpers/raw-http.js'
+import { sqliteBackend } from '../helpers/databases/backends.js'
+import { Findings, openFuzzTarget, type FuzzTarget } from '../helpers/data/hostile.js'
+import { rawExchange, type RawExchange } from '../helpers/http/raw-http.js'
 
 /**
  * Hostile bytes on a real socket (app.listen on 127.0.0.1, port 0), for what app.inject

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
-import { allBackends } from '../helpers/backends.js'
+import { allBackends } from '../helpers/databases/backends.js'
 import {
   NOW,
   UNKNOWN_ID,
@@ -10,9 +10,9 @@ import {
   seededApp,
   sessions,
   users,
-} from '../helpers/contract-data.js'
-import { listBody, request, type TestApp } from '../helpers/test-app.js'
-import { assertInvalid, assertProblem, assertUnauthorized, header } from '../helpers/http-asserts.js'
+} from '../helpers/data/contract-data.js'
+import { listBody, request, type TestApp } from '../helpers/apps/test-app.js'
+import { assertInvalid, assertProblem, assertUnauthorized, header } from '../helpers/http/http-asserts.js'
 
 /** Authentication, account state and the order of checks (docs/api.md "Authentication" and "Checks, in this order"). */
 

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { postgresBackend, sqliteBackend } from '../helpers/backends.js'
-import { seededApp } from '../helpers/contract-data.js'
-import type { TestApp } from '../helpers/test-app.js'
-import { assertSameAnswers, PARITY_SESSIONS, parityRequests } from '../helpers/parity.js'
+import { postgresBackend, sqliteBackend } from '../helpers/databases/backends.js'
+import { seededApp } from '../helpers/data/contract-data.js'
+import type { TestApp } from '../helpers/apps/test-app.js'
+import { assertSameAnswers, PARITY_SESSIONS, parityRequests } from '../helpers/http/parity.js'
 
 /**
  * The same data on both backends gives the same bytes (issue: PostgreSQL backend). Both
- * apps load the one fixture data set; every request goes to both (helpers/parity.ts).
+ * apps load the one fixture data set; every request goes to both (helpers/http/parity.ts).
  */
 
 describe('sqlite and postgres answer byte for byte alike', { skip: postgresBackend.skip }, () => {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { listingBackends } from '../helpers/backends.js'
-import { NOW, folders, seededApp, sessions, toBody } from '../helpers/contract-data.js'
-import { listBody, request, type TestApp } from '../helpers/test-app.js'
-import { JSON_TYPE, assertProblem, assertUnauthorized, header, tokens } from '../helpers/http-asserts.js'
+import { listingBackends } from '../helpers/databases/backends.js'
+import { NOW, folders, seededApp, sessions, toBody } from '../helpers/data/contract-data.js'
+import { listBody, request, type TestApp } from '../helpers/apps/test-app.js'
+import { JSON_TYPE, assertProblem, assertUnauthorized, header, tokens } from '../helpers/http/http-asserts.js'
 
 /** Response headers, conditional requests and HEAD (docs/api.md "200 body" and "Headers of a 200"). */
 

@@ -3,13 +3,14 @@ import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { validateImport } from '../../src/import/validate-import.js'
-import { allBackends } from '../helpers/backends.js'
-import { openEventStream, type OpenedStream } from '../helpers/event-stream-client.js'
-import { countingCalls } from '../helpers/counting-store.js'
-import { uuid } from '../helpers/ids.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
-import { appOver, type AppOverrides } from '../helpers/test-app.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { openEventStream, type OpenedStream } from '../helpers/http/event-stream-client.js'
+import { countingCalls } from '../helpers/apps/counting-store.js'
+import { uuid } from '../helpers/data/ids.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
+import { appOver, type AppOverrides } from '../helpers/apps/test-app.js'
 import type { Store } from '../../src/store/store.js'
+import { ALICE as OWNER, ALICE_SESSION as SESSION } from '../helpers/data/users.js'
 
 /**
  * GET /v1/folders/changes as Server-Sent Events (docs/api.md "Push"), read by a client that
@@ -18,8 +19,6 @@ import type { Store } from '../../src/store/store.js'
  * gone), heartbeats, the held-request bound, and shutdown.
  */
 
-const OWNER = uuid('5ee00000', 1)
-const SESSION = uuid('5ee00000', 2)
 const REVOKED = uuid('5ee00000', 3)
 const PARENT = uuid('5ee00000', 4)
 const DOOMED = uuid('5ee00000', 5)
@@ -70,7 +69,7 @@ for (const backend of allBackends()) {
       await opened.store.importData(
         validateImport(
           {
-            users: [{ id: OWNER, username: 'streamer' }],
+            users: [{ id: OWNER, username: 'alice' }],
             sessions: [
               { id: SESSION, user_id: OWNER },
               { id: REVOKED, user_id: OWNER },

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { StoreUnavailableError, type Store } from '../../src/store/store.js'
-import { allBackends } from '../helpers/backends.js'
-import { appOver, listBody, request, type TestApp } from '../helpers/test-app.js'
-import { folders, seededApp, sessions } from '../helpers/contract-data.js'
-import { assertProblem, assertUnauthorized, header } from '../helpers/http-asserts.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { appOver, listBody, request, type TestApp } from '../helpers/apps/test-app.js'
+import { folders, seededApp, sessions } from '../helpers/data/contract-data.js'
+import { assertProblem, assertUnauthorized, header } from '../helpers/http/http-asserts.js'
 
 /** Problem details on every error, 405, request ids, 503 and 500 (docs/api.md "Errors"). */
 
@@ -94,7 +94,7 @@ for (const backend of allBackends()) {
       })
 
       it('an unknown route is 404 NOT_FOUND, with or without a session', async () => {
-        // `/` is the folder browser (on by default); test/ops/folder-browser-route.test.ts has it off.
+        // `/` is the folder browser (on by default); test/http/folder-browser-route.test.ts has it off.
         for (const url of ['/index.html', '/v1', '/v1/folder', '/v2/folders', '/v1/folders/x', '/v1/files']) {
           assertProblem(await request(t.app, { url }), 404, 'NOT_FOUND')
           assertProblem(await request(t.app, { url, session: alice }), 404, 'NOT_FOUND')

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { listingBackends } from '../helpers/backends.js'
+import { listingBackends } from '../helpers/databases/backends.js'
 import {
   BIG_LIVE_CHILDREN,
   allFolders,
@@ -11,9 +11,9 @@ import {
   sessions,
   toBody,
   users,
-} from '../helpers/contract-data.js'
-import { listBody, request, type FolderListJson, type TestApp } from '../helpers/test-app.js'
-import { JSON_TYPE, LOWER_UUID, TIMESTAMP, assertProblem, header } from '../helpers/http-asserts.js'
+} from '../helpers/data/contract-data.js'
+import { listBody, request, type FolderListJson, type TestApp } from '../helpers/apps/test-app.js'
+import { JSON_TYPE, LOWER_UUID, TIMESTAMP, assertProblem, header } from '../helpers/http/http-asserts.js'
 
 /**
  * GET /v1/folders success responses: content, order, pagination, isolation and the exact

@@ -5,9 +5,10 @@ import { ListingCache } from '../../src/http/listing-cache.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
-import { sqliteBackend, TEST_SETTINGS } from '../helpers/backends.js'
-import { appOver, listBody, request } from '../helpers/test-app.js'
-import { uuid } from '../helpers/ids.js'
+import { sqliteBackend, TEST_SETTINGS } from '../helpers/databases/backends.js'
+import { appOver, listBody, request } from '../helpers/apps/test-app.js'
+import { uuid } from '../helpers/data/ids.js'
+import { ALICE as OWNER, ALICE_SESSION as SESSION } from '../helpers/data/users.js'
 
 /**
  * Finished listings are reused while the owner's listing generation is unchanged. Whatever
@@ -17,8 +18,6 @@ import { uuid } from '../helpers/ids.js'
  * both backends.)
  */
 
-const OWNER = uuid('ca000000', 1)
-const SESSION = uuid('ca000000', 2)
 const PARENT = uuid('ca000000', 3)
 const now = Date.now()
 
@@ -36,7 +35,7 @@ describe('listing cache over SQLite', () => {
     await opened.store.importData(
       validateImport(
         {
-          users: [{ id: OWNER, username: 'cached' }],
+          users: [{ id: OWNER, username: 'alice' }],
           sessions: [{ id: SESSION, user_id: OWNER }],
           folders: [
             { id: PARENT, name: 'Parent', owner_id: OWNER },

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { allBackends } from '../helpers/backends.js'
-import { seededApp, sessions, users } from '../helpers/contract-data.js'
-import { request, type TestApp } from '../helpers/test-app.js'
-import { openRawSql, type RawSql } from '../helpers/raw-sql.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { seededApp, sessions, users } from '../helpers/data/contract-data.js'
+import { request, type TestApp } from '../helpers/apps/test-app.js'
+import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
 
 /**
  * An owner's avatar_url is whatever text other writers stored (at most 2,048 characters):

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { allBackends } from '../helpers/backends.js'
+import { allBackends } from '../helpers/databases/backends.js'
 import {
   BIG_LIVE_CHILDREN,
   expectedChildren,
@@ -8,9 +8,9 @@ import {
   seededApp,
   sessions,
   users,
-} from '../helpers/contract-data.js'
-import { listBody, request, type TestApp } from '../helpers/test-app.js'
-import { assertInvalid } from '../helpers/http-asserts.js'
+} from '../helpers/data/contract-data.js'
+import { listBody, request, type TestApp } from '../helpers/apps/test-app.js'
+import { assertInvalid } from '../helpers/http/http-asserts.js'
 
 /** Query parameters folder_id, page and limit (docs/api.md "Query parameters"). */
 

@@ -6,10 +6,10 @@ import { Writable } from 'node:stream'
 import { before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { loadConfig } from '../../src/config.js'
-import { allBackends, type Backend } from '../helpers/backends.js'
-import { loadDataset, sessions } from '../helpers/contract-data.js'
-import { parityRequests } from '../helpers/parity.js'
-import { appOver } from '../helpers/test-app.js'
+import { allBackends, type Backend } from '../helpers/databases/backends.js'
+import { loadDataset, sessions } from '../helpers/data/contract-data.js'
+import { parityRequests } from '../helpers/http/parity.js'
+import { appOver } from '../helpers/apps/test-app.js'
 
 /**
  * What the service sends, writes to its log and counts in its metrics, recorded once and

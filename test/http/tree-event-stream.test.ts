@@ -3,11 +3,11 @@ import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { validateImport } from '../../src/import/validate-import.js'
-import { allBackends } from '../helpers/backends.js'
-import { openEventStream, type OpenedStream } from '../helpers/event-stream-client.js'
-import { uuid } from '../helpers/ids.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
-import { appOver } from '../helpers/test-app.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { openEventStream, type OpenedStream } from '../helpers/http/event-stream-client.js'
+import { uuid } from '../helpers/data/ids.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
+import { appOver } from '../helpers/apps/test-app.js'
 
 /**
  * GET /v1/folders/tree as Server-Sent Events (docs/api.md "Push"): the download arrives as

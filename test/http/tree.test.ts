@@ -2,11 +2,18 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { allBackends } from '../helpers/backends.js'
-import { UNKNOWN_ID, folders, loadDocument, seededApp, sessions, users } from '../helpers/contract-data.js'
-import { request, type TestApp } from '../helpers/test-app.js'
-import { JSON_TYPE, assertProblem, assertUnauthorized, header } from '../helpers/http-asserts.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import {
+  UNKNOWN_ID,
+  folders,
+  loadDocument,
+  seededApp,
+  sessions,
+  users,
+} from '../helpers/data/contract-data.js'
+import { request, type TestApp } from '../helpers/apps/test-app.js'
+import { JSON_TYPE, assertProblem, assertUnauthorized, header } from '../helpers/http/http-asserts.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
 
 /**
  * GET /v1/folders/tree over HTTP (docs/api.md "GET /v1/folders/tree"): the checks and their

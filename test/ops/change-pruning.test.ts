@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
-import { allBackends } from '../helpers/backends.js'
-import { openRawSql } from '../helpers/raw-sql.js'
-import { startService } from '../helpers/cli.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { openRawSql } from '../../harness/raw-sql.js'
+import { startService } from '../helpers/processes/cli.js'
 
 /**
  * `serve` keeps the change log to CHANGE_RETENTION_DAYS: at start it deletes log rows older

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { ConfigError, loadConfig, type Env } from '../../src/config.js'
-import { assertOneLineError } from '../helpers/cli-asserts.js'
-import { runCli, ensureBuilt } from '../helpers/cli.js'
+import { assertOneLineError } from '../helpers/processes/cli-asserts.js'
+import { runCli, ensureBuilt } from '../helpers/processes/cli.js'
 import { openStore } from '../../src/store/open-store.js'
-import { TEST_SETTINGS } from '../helpers/backends.js'
-import { appOver } from '../helpers/test-app.js'
-import { openSeeded, type Seeded } from '../helpers/operability-db.js'
-import { replicaSkip } from '../helpers/replica.js'
+import { TEST_SETTINGS } from '../helpers/databases/backends.js'
+import { appOver } from '../helpers/apps/test-app.js'
+import { openSeeded, type Seeded } from '../helpers/apps/operability-db.js'
+import { replicaSkip } from '../helpers/databases/replica.js'
 
 /** docs/configuration.md: every setting from the environment, validated once, bad values named. */
 

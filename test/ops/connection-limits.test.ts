@@ -5,13 +5,8 @@ import type { FastifyInstance } from 'fastify'
 import { loadConfig } from '../../src/config.js'
 import { listen } from '../../src/server.js'
 import http from 'node:http'
-import {
-  ALICE_SESSION,
-  BOB_SESSION,
-  ROOT_FOLDERS,
-  openSeeded,
-  type Seeded,
-} from '../helpers/operability-db.js'
+import { ROOT_FOLDERS, openSeeded, type Seeded } from '../helpers/apps/operability-db.js'
+import { ALICE_SESSION, BOB_SESSION } from '../helpers/data/users.js'
 
 /**
  * Connections that never send a byte are closed at the headers timeout (Node's own timeout

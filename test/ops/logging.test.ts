@@ -3,16 +3,10 @@ import { Writable } from 'node:stream'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { StoreUnavailableError, type Store } from '../../src/store/store.js'
-import {
-  ALICE_SESSION,
-  FROZEN_SESSION,
-  UNKNOWN_SESSION,
-  sessionCookieHeaders,
-  openSeeded,
-  type Seeded,
-} from '../helpers/operability-db.js'
-import { appOver } from '../helpers/test-app.js'
-import { failingStore } from '../helpers/failing-store.js'
+import { sessionCookieHeaders, openSeeded, type Seeded } from '../helpers/apps/operability-db.js'
+import { ALICE_SESSION, FROZEN_SESSION, UNKNOWN_SESSION } from '../helpers/data/users.js'
+import { appOver } from '../helpers/apps/test-app.js'
+import { failingStore } from '../helpers/apps/failing-store.js'
 
 /** Log lines: one per request, tied to the X-Request-Id, never carrying the session. */
 

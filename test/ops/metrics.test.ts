@@ -2,15 +2,15 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { StoreUnavailableError, type Store } from '../../src/store/store.js'
 import {
-  ALICE_SESSION,
   PROJECTS,
   sessionCookieHeaders,
   openSeeded,
   type Seeded,
   useSeededApp,
-} from '../helpers/operability-db.js'
-import { appOver } from '../helpers/test-app.js'
-import { failingStore } from '../helpers/failing-store.js'
+} from '../helpers/apps/operability-db.js'
+import { ALICE_SESSION } from '../helpers/data/users.js'
+import { appOver } from '../helpers/apps/test-app.js'
+import { failingStore } from '../helpers/apps/failing-store.js'
 
 /** /metrics (Prometheus text), /healthz and /readyz. */
 

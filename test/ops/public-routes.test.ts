@@ -5,8 +5,8 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import { SECURITY_HEADERS } from '../../src/http/security-headers.js'
-import { logRecords, startService, ensureBuilt } from '../helpers/cli.js'
-import { useSeededApp } from '../helpers/operability-db.js'
+import { logRecords, startService, ensureBuilt } from '../helpers/processes/cli.js'
+import { useSeededApp } from '../helpers/apps/operability-db.js'
 
 /** The public routes are cheap to serve (OWASP API4): static assets cached and compressed once. */
 

@@ -7,8 +7,9 @@ import { after, before, describe, it } from 'node:test'
 import { loadConfig } from '../../src/config.js'
 import { listen } from '../../src/server.js'
 import type { ListFoldersQuery, Store } from '../../src/store/store.js'
-import { ensureBuilt, startCli, within } from '../helpers/cli.js'
-import { ALICE_SESSION, ROOT_FOLDERS, openSeeded, type Seeded } from '../helpers/operability-db.js'
+import { ensureBuilt, startCli, within } from '../helpers/processes/cli.js'
+import { ROOT_FOLDERS, openSeeded, type Seeded } from '../helpers/apps/operability-db.js'
+import { ALICE_SESSION } from '../helpers/data/users.js'
 
 /** Graceful shutdown: requests in flight finish, the database closes, the process exits 0. */
 

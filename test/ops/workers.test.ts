@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
 import { restartDelayMs } from '../../src/cluster.js'
 import { ConfigError, loadWorkers } from '../../src/config.js'
-import { logRecords, startService, type Service } from '../helpers/cli.js'
+import { logRecords, startService, type Service } from '../helpers/processes/cli.js'
 
 /** WORKERS / `serve --workers`: N processes on one port, restarted when one dies, stopped together. */
 

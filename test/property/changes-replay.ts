@@ -4,10 +4,10 @@ import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
 import { compareCodePoints } from '../../src/ordering/code-points.js'
 import { validateImport } from '../../src/import/validate-import.js'
-import type { Backend } from '../helpers/backends.js'
+import type { Backend } from '../helpers/databases/backends.js'
 import type { Store } from '../../src/store/store.js'
-import type { ModelFolderBody } from '../helpers/model.js'
-import { insertLiveFolder, type RawSql } from '../helpers/raw-sql.js'
+import type { ModelFolderBody } from '../helpers/data/model.js'
+import { insertLiveFolder, type RawSql } from '../../harness/raw-sql.js'
 import { assertOnRawSql } from './raw-sql-property.js'
 
 /**

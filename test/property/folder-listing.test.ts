@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { listingBackends, replicaBackend } from '../helpers/backends.js'
+import { listingBackends, replicaBackend } from '../helpers/databases/backends.js'
 import { summary } from './listing/check.js'
 import { runListingProperty } from './listing/runner.js'
 

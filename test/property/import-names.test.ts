@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test'
 import fc from 'fast-check'
 import { validateImport } from '../../src/import/validate-import.js'
 import { ImportError, type Store } from '../../src/store/store.js'
-import { allBackends } from '../helpers/backends.js'
+import { allBackends } from '../helpers/databases/backends.js'
 
 /**
  * Names round-trip: whatever name a data file gives a folder (docs/api.md "Import format"; JSON may spell any

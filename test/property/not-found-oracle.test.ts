@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import fc from 'fast-check'
 import type { LightMyRequestResponse } from 'fastify'
-import { allBackends } from '../helpers/backends.js'
-import { openFuzzTarget, type FuzzTarget } from '../helpers/hostile.js'
+import { allBackends } from '../helpers/databases/backends.js'
+import { openFuzzTarget, type FuzzTarget } from '../helpers/data/hostile.js'
 
 /**
  * The existence oracle (docs/api.md "Checks, in this order", the 404 step): asking for another user's folder, a

@@ -1,9 +1,9 @@
 import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
-import { appOver } from '../helpers/test-app.js'
-import type { Backend } from '../helpers/backends.js'
+import { appOver } from '../helpers/apps/test-app.js'
+import type { Backend } from '../helpers/databases/backends.js'
 import type { Store } from '../../src/store/store.js'
-import { openRawSql, type RawSql } from '../helpers/raw-sql.js'
+import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
 
 /**
  * What the replay properties (changes-replay.ts, tree-replay.ts) run on: one fresh database

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { allBackends } from '../helpers/backends.js'
+import { allBackends } from '../helpers/databases/backends.js'
 import { runTreeReplayProperty, treeReplaySummary } from './tree-replay.js'
 
 /** The replay property of the folder tree feed (tree-replay.ts). FC_SEED=<n> replays a failure. */

@@ -5,18 +5,12 @@ import type { FastifyInstance } from 'fastify'
 import { validateImport } from '../../src/import/validate-import.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
-import { TEST_SETTINGS } from '../helpers/backends.js'
-import {
-  ALICE,
-  ALICE_SESSION,
-  PROJECTS,
-  ROOT_FOLDERS,
-  seedDocument,
-  sessionCookieHeaders,
-} from '../helpers/operability-db.js'
-import { appOver } from '../helpers/test-app.js'
-import { sleep } from '../helpers/load.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../helpers/raw-sql.js'
+import { TEST_SETTINGS } from '../helpers/databases/backends.js'
+import { PROJECTS, ROOT_FOLDERS, seedDocument, sessionCookieHeaders } from '../helpers/apps/operability-db.js'
+import { ALICE, ALICE_SESSION } from '../helpers/data/users.js'
+import { appOver } from '../helpers/apps/test-app.js'
+import { sleep } from '../helpers/http/load.js'
+import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
 import {
   pauseReplay,
   replicaCluster,
@@ -27,7 +21,7 @@ import {
   superuserSkip,
   waitForReplay,
   type ReplicatedDatabase,
-} from '../helpers/replica.js'
+} from '../helpers/databases/replica.js'
 
 /**
  * Read replicas (docs/scale-out.md): listings are read on a streaming replica only when it

@@ -6,25 +6,20 @@ import { openStore } from '../../src/store/open-store.js'
 import { identityMismatch } from '../../src/store/postgres/replica-identity.js'
 import type { ReplicaRefusal } from '../../src/store/replica-stats.js'
 import type { Store } from '../../src/store/store.js'
-import { TEST_SETTINGS } from '../helpers/backends.js'
-import { logRecords, startService } from '../helpers/cli.js'
-import { sleep } from '../helpers/load.js'
-import {
-  ALICE,
-  ALICE_SESSION,
-  PROJECTS,
-  seedDocument,
-  sessionCookieHeaders,
-} from '../helpers/operability-db.js'
-import { openRawSql } from '../helpers/raw-sql.js'
+import { TEST_SETTINGS } from '../helpers/databases/backends.js'
+import { logRecords, startService } from '../helpers/processes/cli.js'
+import { sleep } from '../helpers/http/load.js'
+import { PROJECTS, seedDocument, sessionCookieHeaders } from '../helpers/apps/operability-db.js'
+import { ALICE, ALICE_SESSION } from '../helpers/data/users.js'
+import { openRawSql } from '../../harness/raw-sql.js'
 import {
   replicaSkip,
   replicatedDatabase,
   routing,
   waitForReplay,
   type ReplicatedDatabase,
-} from '../helpers/replica.js'
-import { appOver } from '../helpers/test-app.js'
+} from '../helpers/databases/replica.js'
+import { appOver } from '../helpers/apps/test-app.js'
 
 /**
  * Replica identity (docs/scale-out.md): a URL of DATABASE_READ_URLS is read only once it is

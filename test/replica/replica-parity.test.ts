@@ -1,11 +1,16 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { openStore } from '../../src/store/open-store.js'
-import { TEST_SETTINGS } from '../helpers/backends.js'
-import { appOver, type TestApp } from '../helpers/test-app.js'
-import { loadDataset } from '../helpers/contract-data.js'
-import { assertSameAnswers, PARITY_SESSIONS, parityRequests } from '../helpers/parity.js'
-import { replicaSkip, replicatedDatabase, routing, type ReplicatedDatabase } from '../helpers/replica.js'
+import { TEST_SETTINGS } from '../helpers/databases/backends.js'
+import { appOver, type TestApp } from '../helpers/apps/test-app.js'
+import { loadDataset } from '../helpers/data/contract-data.js'
+import { assertSameAnswers, PARITY_SESSIONS, parityRequests } from '../helpers/http/parity.js'
+import {
+  replicaSkip,
+  replicatedDatabase,
+  routing,
+  type ReplicatedDatabase,
+} from '../helpers/databases/replica.js'
 
 /**
  * Which database served a listing never shows (docs/scale-out.md): the contract data set is

@@ -1,11 +1,11 @@
 import { format, resolveConfig } from 'prettier'
 import { settingDocs, type SettingDoc } from '../../src/config.js'
-import { REPO_ROOT } from '../helpers/markdown.js'
+import { REPO_ROOT } from '../helpers/repository/markdown.js'
 
 /**
  * docs/configuration.md's settings table and .env.example, made from SETTINGS in
  * src/config.ts: `npm run docs:config` writes them (test/tools/write-config-docs.ts) and
- * test/ops/config-docs.test.ts fails when a committed one differs.
+ * test/docs/config-docs.test.ts fails when a committed one differs.
  */
 
 export const CONFIGURATION_DOC = 'docs/configuration.md'

@@ -8,7 +8,7 @@ import { runPendingMigrations, type Migration } from '../../src/store/run-migrat
 import { migratePostgres, postgresMigrationNames } from '../../src/store/postgres/postgres-migrations.js'
 import { changeTriggers } from '../../src/store/sqlite/change-log-sql.js'
 import { migrateSqlite, sqliteMigrationNames } from '../../src/store/sqlite/sqlite-migrations.js'
-import { createEmptyDatabase } from '../helpers/postgres.js'
+import { createEmptyDatabase } from '../helpers/databases/postgres.js'
 
 /**
  * The two backends' schema steps (src/store/{sqlite,postgres}/migrations/) go step for step

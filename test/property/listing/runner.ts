@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
-import { appOver } from '../../helpers/test-app.js'
+import { appOver } from '../../helpers/apps/test-app.js'
 import { validateImport } from '../../../src/import/validate-import.js'
-import type { Backend } from '../../helpers/backends.js'
-import { openRawSql } from '../../helpers/raw-sql.js'
+import type { Backend } from '../../helpers/databases/backends.js'
+import { openRawSql } from '../../../harness/raw-sql.js'
 import { newStats, type CheckStats } from './check.js'
 import { concretise, hex } from './data.js'
 import { checkRequest } from './requests.js'
@@ -14,7 +14,7 @@ import { applyAction, type TargetDb } from './writes.js'
 /**
  * Model-based property test of GET /v1/folders: random data sets loaded through the import
  * path (validateImport + Store.importData), random requests through app.inject, and every
- * answer compared with test/helpers/model.ts: status, problem code, and for a 200 the whole
+ * answer compared with test/helpers/data/model.ts: status, problem code, and for a 200 the whole
  * body (ids, order, names, owners, timestamps, total, page, limit).
  *
  * Cost choice: one database per backend per property run. Each fast-check case imports a
