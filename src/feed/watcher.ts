@@ -106,12 +106,12 @@ export class ChangeWatcher {
     let released = false
     let wokenAt: number | null = null
     return {
-      until: async (ownerId, baseline, deadline, signal) => {
+      // Not async: a held request awaits the park itself, one suspended frame fewer per hold.
+      until: (ownerId, baseline, deadline, signal) => {
         wokenAt = null
-        const end = await this.park(ownerId, baseline, deadline, signal, (generation) => {
+        return this.park(ownerId, baseline, deadline, signal, (generation) => {
           wokenAt = generation
         })
-        return end
       },
       get wokenAt() {
         return wokenAt

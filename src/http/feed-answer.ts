@@ -61,20 +61,10 @@ export function feedAnswerer<R extends { cursor: string | null; wait: number }, 
     }
     return text
   }
-  return async (request, reply, asked) => {
-    if (app.drainState.draining) throw problems.shuttingDown()
-    if (request.method === 'GET' && acceptsEventStream(request.headers.accept)) {
-      return followAsStream(request, reply, {
-        feed,
-        asked,
-        sessionId: sessionOf(store, request).id,
-        rules,
-        serialize: (body) => serialize(reply, body),
-        store,
-        draining: () => app.drainState.draining,
-        options: eventStream,
-      })
-    }
+  const draining = () => app.drainState.draining
+  /** One answer, held while the feed waits (or the 503 while draining). */
+  const answerOnce = async (request: FastifyRequest, reply: FastifyReply, asked: R): Promise<unknown> => {
+    if (draining()) throw problems.shuttingDown()
     const gone = new AbortController()
     const onClose = () => {
       if (!reply.raw.writableFinished) gone.abort(CLIENT_GONE)
@@ -94,4 +84,19 @@ export function feedAnswerer<R extends { cursor: string | null; wait: number }, 
       reply.raw.off('close', onClose)
     }
   }
+  // Not async itself: a stream is followAsStream's promise alone, without a suspended frame
+  // above it for the stream's whole life. Nothing here throws; the refusals are rejections.
+  return (request, reply, asked) =>
+    !draining() && request.method === 'GET' && acceptsEventStream(request.headers.accept)
+      ? followAsStream(request, reply, {
+          feed,
+          asked,
+          sessionId: sessionOf(store, request).id,
+          rules,
+          serialize: (body) => serialize(reply, body),
+          store,
+          draining,
+          options: eventStream,
+        })
+      : answerOnce(request, reply, asked)
 }

@@ -240,11 +240,16 @@ export async function followAsStream<R extends { cursor: string | null; wait: nu
     }
     await streamFeed<B>(request, reply, {
       first: first.body,
-      async answer(user, after, { deadline, signal, draining: last }) {
+      // Not async: every idle stream waits here, and a suspended async frame per stream costs
+      // more memory than the one callback.
+      answer(user, after, { deadline, signal, draining: last }) {
         const seconds = Math.ceil((deadline - Date.now()) / 1000)
         const wait = last ? 0 : Math.max(1, Math.min(MAX_WAIT_SECONDS, seconds))
-        const result = await feed.follow(user, { ...asked, cursor: after, wait }, { signal, session, hold })
-        return result.outcome === 'answer' ? { body: result.body } : { problem: feedProblem(result, rules) }
+        return feed
+          .follow(user, { ...asked, cursor: after, wait }, { signal, session, hold })
+          .then((result) =>
+            result.outcome === 'answer' ? { body: result.body } : { problem: feedProblem(result, rules) },
+          )
       },
       serialize: stream.serialize,
       store: stream.store,
