@@ -555,6 +555,8 @@ for (const backend of allBackends()) {
       // Under a folder that exists, the ancestors keep their names.
       await page.goto(`${served.service.base}/#in=${PROJECTS}&in=${randomUUID()}`)
       await page.locator('#breadcrumbs li').filter({ hasText: 'Projects' }).waitFor()
+      // The last crumb reads '…' until the missing folder's 404 arrives: wait for it.
+      await page.locator('#breadcrumbs li').filter({ hasText: 'Folder not found' }).waitFor()
       assert.deepEqual(await crumbs(page), ['Home', 'Projects', 'Folder not found'])
       await page.click('#to-root')
       await waitForListed(page, 'Documents')
