@@ -3,8 +3,12 @@ import { createServer, type ServerResponse } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { writeHeapSnapshot } from 'node:v8'
 import { validateImport } from '../src/import/validate-import.js'
-import { sqliteBackend } from '../test/helpers/backends.js'
-import { appOver } from '../test/helpers/test-app.js'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { buildApp } from '../src/app.js'
+import { DEFAULTS } from '../src/config.js'
+import { openStore } from '../src/store/open-store.js'
 
 /**
  * The memory of idle followers in one process: bytes per event stream and per held
@@ -112,8 +116,9 @@ async function main() {
   floor.closeAllConnections()
   floor.close()
 
-  const opened = await sqliteBackend.open()
-  await opened.store.importData(
+  const dir = mkdtempSync(join(tmpdir(), 'folder-service-follower-memory-'))
+  const store = await openStore({ ...DEFAULTS, databaseUrl: `sqlite:${join(dir, 'bench.db')}` })
+  await store.importData(
     validateImport(
       {
         users: [{ id: OWNER, username: 'follower' }],
@@ -124,11 +129,18 @@ async function main() {
     ),
   )
   const most = Math.max(...counts)
-  const app = await appOver(opened.store, {
+  // The service's defaults, silent and without rate limits (the followers share one address).
+  const config = {
+    ...DEFAULTS,
+    logLevel: 'silent' as const,
+    rateLimitPerMinute: 0,
+    authFailuresPerMinute: 0,
     maxConnections: 4 * most + 100,
     longPollMaxWaiters: most + 10,
     longPollMaxPerSession: most + 10,
-  })
+  }
+  const app = await buildApp({ store, config, logger: false })
+  await app.ready()
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
   const port = Number(new URL(address).port)
   const present = await app.inject({
@@ -139,5 +151,6 @@ async function main() {
   for (const count of counts) await measure(port, 'sse', count, REQUESTS.sse)
   for (const count of counts) await measure(port, 'held', count, REQUESTS.held.replace('CURSOR', cursor))
   await app.close()
-  await opened.cleanup()
+  await store.close()
+  rmSync(dir, { recursive: true, force: true })
 }
