@@ -9,7 +9,7 @@ import { NO_CHROMIUM, useChromium } from '../helpers/browser/chromium.js'
 import { allBackends } from '../helpers/databases/backends.js'
 import { insertLiveFolder, openRawSql } from '../../harness/raw-sql.js'
 import { serveBackend, type ServedBackend } from '../helpers/apps/served-backend.js'
-import { folder, upsert } from '../helpers/data/tree-entries.js'
+import { folder, upsert } from '../helpers/fixtures/tree-entries.js'
 
 /**
  * The folder browser's tree pane (src/browser/tree-pane.ts) in a real headless Chromium,

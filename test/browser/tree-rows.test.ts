@@ -9,8 +9,8 @@ import {
   type TreeBatch,
   type TreeEntry,
 } from '../../src/client/index.js'
-import { nextBatch } from '../helpers/data/watch-batches.js'
-import { fid, folder, upsert } from '../helpers/data/tree-entries.js'
+import { nextBatch } from '../helpers/fixtures/watch-batches.js'
+import { fid, folder, upsert } from '../helpers/fixtures/tree-entries.js'
 import { problemBody, sendJson, useScriptedServer } from '../helpers/apps/scripted-server.js'
 
 /**

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, it } from 'node:test'
 import { FolderServiceClient, FolderServiceError, type WatchBatch } from 'folder-service/client'
 import { FakeFeed } from '../helpers/apps/fake-feed.js'
-import { followFor, nextBatch } from '../helpers/data/watch-batches.js'
+import { followFor, nextBatch } from '../helpers/fixtures/watch-batches.js'
 import {
   problemBody,
   sendJson,

@@ -4,7 +4,7 @@ import { FolderServiceClient } from 'folder-service/client'
 import { DEMO_SESSION_ID, seedDemo } from '../../src/cli/seed-demo.js'
 import { sqliteBackend } from '../helpers/databases/backends.js'
 import { serveBackend, type ServedBackend } from '../helpers/apps/served-backend.js'
-import { followFor } from '../helpers/data/watch-batches.js'
+import { followFor } from '../helpers/fixtures/watch-batches.js'
 
 /**
  * `watch()` against a real `serve` process that drains (SIGTERM during SHUTDOWN_DELAY_MS):

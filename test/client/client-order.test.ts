@@ -5,8 +5,8 @@ import { FolderServiceClient } from 'folder-service/client'
 import { validateImport } from '../../src/import/validate-import.js'
 import { sqliteBackend } from '../helpers/databases/backends.js'
 import { appFor, type TestApp } from '../helpers/apps/test-app.js'
-import { nextBatch } from '../helpers/data/watch-batches.js'
-import { uuid } from '../helpers/data/ids.js'
+import { nextBatch } from '../helpers/fixtures/watch-batches.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 
 /**
  * The typed client's `order` (the built package export, over HTTP): listFolders, walk and

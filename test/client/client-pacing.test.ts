@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http'
 import { describe, it } from 'node:test'
 import { FolderServiceClient, FolderServiceError, type WatchBatch } from 'folder-service/client'
 import { Backoff } from '../../src/client/feed-pacing.js'
-import { followFor } from '../helpers/data/watch-batches.js'
+import { followFor } from '../helpers/fixtures/watch-batches.js'
 import {
   EMPTY_LISTING,
   problemBody,

@@ -8,8 +8,8 @@ import {
   type TreeBatch,
   type TreeEntry,
 } from 'folder-service/client'
-import { followFor, nextBatch } from '../helpers/data/watch-batches.js'
-import { folder, TREE_OWNER as OWNER, upsert } from '../helpers/data/tree-entries.js'
+import { followFor, nextBatch } from '../helpers/fixtures/watch-batches.js'
+import { folder, TREE_OWNER as OWNER, upsert } from '../helpers/fixtures/tree-entries.js'
 import { problemBody, sendJson, useScriptedServer } from '../helpers/apps/scripted-server.js'
 
 /**

@@ -5,7 +5,7 @@ import { FolderServiceClient, FolderServiceError, type Folder } from 'folder-ser
 import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends, sqliteBackend } from '../helpers/databases/backends.js'
 import { insertLiveFolder, openRawSql } from '../../harness/raw-sql.js'
-import { nextBatch } from '../helpers/data/watch-batches.js'
+import { nextBatch } from '../helpers/fixtures/watch-batches.js'
 import { serveBackend, type ServedBackend } from '../helpers/apps/served-backend.js'
 import { startService } from '../helpers/processes/cli.js'
 

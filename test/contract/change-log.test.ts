@@ -4,9 +4,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { validateImport } from '../../src/import/validate-import.js'
 import { ALL_ROWS, type ChangePosition, type ChangeRow, type Store } from '../../src/store/store.js'
 import { allBackends } from '../helpers/databases/backends.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
-import { ALICE, BOB } from '../helpers/data/users.js'
+import { ALICE, BOB } from '../helpers/fixtures/users.js'
 
 /**
  * The change log (folder_changes) as Store.readChanges reads it. Every write is made with

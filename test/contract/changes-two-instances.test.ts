@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { allBackends } from '../helpers/databases/backends.js'
-import { changesOf, followedFolder, insertChild, seedFollowed } from '../helpers/data/followed-folder.js'
+import { changesOf, followedFolder, insertChild, seedFollowed } from '../helpers/fixtures/followed-folder.js'
 import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
 import { startService, type Service } from '../helpers/processes/cli.js'
 

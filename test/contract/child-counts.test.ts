@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
 import type { Store } from '../../src/store/store.js'
 import { allBackends } from '../helpers/databases/backends.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 
 /**
  * `total` comes from counts the database maintains (migration 002 on both backends), not

@@ -5,9 +5,9 @@ import { allBackends } from '../helpers/databases/backends.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { linkTargets } from '../helpers/http/http-asserts.js'
 import { listBody, problemBody, request } from '../helpers/apps/test-app.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 import { insertLiveFolder, type RawSql } from '../../harness/raw-sql.js'
-import { ALICE, ALICE_SESSION, usersAndSessions } from '../helpers/data/users.js'
+import { ALICE, ALICE_SESSION, usersAndSessions } from '../helpers/fixtures/users.js'
 
 /**
  * Corners of continuation tokens: a cursor page that comes back empty keeps cursor links

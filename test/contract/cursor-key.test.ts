@@ -4,7 +4,7 @@ import { MissingCursorKeyError } from '../../src/store/store.js'
 import { allBackends } from '../helpers/databases/backends.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { problemBody, request } from '../helpers/apps/test-app.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 
 /**
  * The cursor key row deleted by hand: every backend reports the same clear error, naming the

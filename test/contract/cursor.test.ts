@@ -7,11 +7,15 @@ import { listingBackends } from '../helpers/databases/backends.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { appOver, listBody, problemBody, request, type FolderListJson } from '../helpers/apps/test-app.js'
 import { compareCodePoints } from '../../src/ordering/code-points.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 import { insertLiveFolder, type RawSql } from '../../harness/raw-sql.js'
 import { linkTargets } from '../helpers/http/http-asserts.js'
-import { assertWalkGuarantee, listingComparator, type ListedChild } from '../helpers/data/walk-guarantee.js'
-import { ALICE, BOB, ALICE_SESSION, BOB_SESSION } from '../helpers/data/users.js'
+import {
+  assertWalkGuarantee,
+  listingComparator,
+  type ListedChild,
+} from '../helpers/fixtures/walk-guarantee.js'
+import { ALICE, BOB, ALICE_SESSION, BOB_SESSION } from '../helpers/fixtures/users.js'
 
 /**
  * Continuation tokens (`cursor` in the next and prev links): walks that follow them list

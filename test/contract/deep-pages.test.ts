@@ -4,7 +4,7 @@ import { listingBackends } from '../helpers/databases/backends.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { compareCodePoints } from '../../src/ordering/code-points.js'
 import { listBody, request } from '../helpers/apps/test-app.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 import { insertLiveFolder } from '../../harness/raw-sql.js'
 
 /**

@@ -8,7 +8,7 @@ import {
   insertChild,
   seedFollowed,
   type ChangesJson,
-} from '../helpers/data/followed-folder.js'
+} from '../helpers/fixtures/followed-folder.js'
 import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
 import { startService, type Service } from '../helpers/processes/cli.js'
 

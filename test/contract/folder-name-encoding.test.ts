@@ -5,10 +5,10 @@ import { openStore } from '../../src/store/open-store.js'
 import { allBackends, sqliteBackend, TEST_SETTINGS } from '../helpers/databases/backends.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { listBody, request } from '../helpers/apps/test-app.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 import { linkTargets } from '../helpers/http/http-asserts.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
-import { ALICE, ALICE_SESSION, usersAndSessions } from '../helpers/data/users.js'
+import { ALICE, ALICE_SESSION, usersAndSessions } from '../helpers/fixtures/users.js'
 
 /**
  * Folder names the service cannot read back byte for byte (not UTF-8 text) are refused by

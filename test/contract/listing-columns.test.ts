@@ -8,7 +8,7 @@ import { ALL_ROWS, type Store } from '../../src/store/store.js'
 import { allBackends } from '../helpers/databases/backends.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { appOver, problemBody, request, type FolderListJson } from '../helpers/apps/test-app.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 import {
   openSchemaSql,
   type Cell,
@@ -16,7 +16,7 @@ import {
   type ForeignKey,
   type SchemaSql,
 } from '../helpers/databases/schema-sql.js'
-import { ALICE, BOB } from '../helpers/data/users.js'
+import { ALICE, BOB } from '../helpers/fixtures/users.js'
 
 /**
  * The cache guard, derived from the schema. Cached listings are keyed on the owner's

@@ -3,10 +3,10 @@ import { after, before, beforeEach, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { listingBackends } from '../helpers/databases/backends.js'
 import { listBody, request } from '../helpers/apps/test-app.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { insertLiveFolder, type RawSql } from '../../harness/raw-sql.js'
-import { ALICE, BOB, ALICE_SESSION, BOB_SESSION, usersAndSessions } from '../helpers/data/users.js'
+import { ALICE, BOB, ALICE_SESSION, BOB_SESSION, usersAndSessions } from '../helpers/fixtures/users.js'
 
 /**
  * Listings are cached under the owner's listing generation, which only the database keeps.

@@ -6,16 +6,20 @@ import fc from 'fast-check'
 import { listingBackends } from '../helpers/databases/backends.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { listBody, problemBody, request } from '../helpers/apps/test-app.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 import { insertLiveFolder, type RawSql } from '../../harness/raw-sql.js'
 import { linkTargets as links } from '../helpers/http/http-asserts.js'
-import { CASE_TABLE, compareNatural, naturalNames } from '../helpers/data/natural-rule.js'
+import { CASE_TABLE, compareNatural, naturalNames } from '../helpers/fixtures/natural-rule.js'
 import type { Store } from '../../src/store/store.js'
-import { assertWalkGuarantee, listingComparator, type ListedChild } from '../helpers/data/walk-guarantee.js'
+import {
+  assertWalkGuarantee,
+  listingComparator,
+  type ListedChild,
+} from '../helpers/fixtures/walk-guarantee.js'
 
 /**
  * `order=name_natural` on every backend: the service's answers are held to the rule as the
- * test restates it (test/helpers/data/natural-rule.ts), for the case table and random names,
+ * test restates it (test/helpers/fixtures/natural-rule.ts), for the case table and random names,
  * whether the service or another writer (plain SQL, knowing nothing of the sort key) wrote
  * the names; cursor walks keep the rule while another connection writes; completing the
  * keys other writers left out moves no generation; the parameter, links, cursors and cache

@@ -10,9 +10,9 @@ import { allBackends } from '../helpers/databases/backends.js'
 import { backUp } from '../helpers/databases/backup.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { listBody, request } from '../helpers/apps/test-app.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 import type { RawSql } from '../../harness/raw-sql.js'
-import { ALICE } from '../helpers/data/users.js'
+import { ALICE } from '../helpers/fixtures/users.js'
 
 /**
  * A backup restored into the live database while the service runs: the listing generations

@@ -20,9 +20,9 @@ import {
   sessions,
   toRow,
   users,
-} from '../helpers/data/contract-data.js'
+} from '../helpers/fixtures/contract-data.js'
 import { compareCodePoints } from '../../src/ordering/code-points.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 
 /**
  * The Store contract (src/store/store.ts JSDoc, docs/api.md "Order" and "Data model"), held against

@@ -4,7 +4,7 @@ import { ImportError } from '../../src/store/store.js'
 import { openStore } from '../../src/store/open-store.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends, TEST_SETTINGS } from '../helpers/databases/backends.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
 
 /**

@@ -9,7 +9,7 @@ import {
   openFuzzTarget,
   within,
   type FuzzTarget,
-} from '../helpers/data/hostile.js'
+} from '../helpers/fixtures/hostile.js'
 
 /** The long run of the random hostile requests of test/fuzz/hostile-input.test.ts. */
 

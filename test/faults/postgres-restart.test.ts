@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { faultData, ownPath, seed, type FaultData } from '../helpers/data/fault-data.js'
+import { faultData, ownPath, seed, type FaultData } from '../helpers/fixtures/fault-data.js'
 import { Load, sleep, tally, type Outcome } from '../helpers/http/load.js'
 import {
   privatePostgresSkip,

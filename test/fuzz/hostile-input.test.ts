@@ -22,8 +22,8 @@ import {
   within,
   type DocumentedParameters,
   type FuzzTarget,
-} from '../helpers/data/hostile.js'
-import { modelAnswer } from '../helpers/data/model.js'
+} from '../helpers/fixtures/hostile.js'
+import { modelAnswer } from '../helpers/fixtures/model.js'
 
 /**
  * Hostile input over app.inject: every documented parameter (read from the OpenAPI

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { sqliteBackend } from '../helpers/databases/backends.js'
-import { Findings, openFuzzTarget, type FuzzTarget } from '../helpers/data/hostile.js'
+import { Findings, openFuzzTarget, type FuzzTarget } from '../helpers/fixtures/hostile.js'
 import { rawExchange, type RawExchange } from '../helpers/http/raw-http.js'
 
 /**

@@ -10,7 +10,7 @@ import {
   seededApp,
   sessions,
   users,
-} from '../helpers/data/contract-data.js'
+} from '../helpers/fixtures/contract-data.js'
 import { listBody, request, type TestApp } from '../helpers/apps/test-app.js'
 import { assertInvalid, assertProblem, assertUnauthorized, header } from '../helpers/http/http-asserts.js'
 

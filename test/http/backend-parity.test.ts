@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { postgresBackend, sqliteBackend } from '../helpers/databases/backends.js'
-import { seededApp } from '../helpers/data/contract-data.js'
+import { seededApp } from '../helpers/fixtures/contract-data.js'
 import type { TestApp } from '../helpers/apps/test-app.js'
 import { assertSameAnswers, PARITY_SESSIONS, parityRequests } from '../helpers/http/parity.js'
 

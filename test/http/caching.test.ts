@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { listingBackends } from '../helpers/databases/backends.js'
-import { NOW, folders, seededApp, sessions, toBody } from '../helpers/data/contract-data.js'
+import { NOW, folders, seededApp, sessions, toBody } from '../helpers/fixtures/contract-data.js'
 import { listBody, request, type TestApp } from '../helpers/apps/test-app.js'
 import { JSON_TYPE, assertProblem, assertUnauthorized, header, tokens } from '../helpers/http/http-asserts.js'
 

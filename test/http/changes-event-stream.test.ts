@@ -6,11 +6,11 @@ import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends } from '../helpers/databases/backends.js'
 import { openEventStream, type OpenedStream } from '../helpers/http/event-stream-client.js'
 import { countingCalls } from '../helpers/apps/counting-store.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
 import { appOver, type AppOverrides } from '../helpers/apps/test-app.js'
 import type { Store } from '../../src/store/store.js'
-import { ALICE as OWNER, ALICE_SESSION as SESSION } from '../helpers/data/users.js'
+import { ALICE as OWNER, ALICE_SESSION as SESSION } from '../helpers/fixtures/users.js'
 
 /**
  * GET /v1/folders/changes as Server-Sent Events (docs/api.md "Push"), read by a client that

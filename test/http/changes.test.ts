@@ -10,7 +10,7 @@ import {
   seededApp,
   sessions,
   users,
-} from '../helpers/data/contract-data.js'
+} from '../helpers/fixtures/contract-data.js'
 import { appOver, listBody, request, type TestApp } from '../helpers/apps/test-app.js'
 import { JSON_TYPE, assertProblem, assertUnauthorized, header } from '../helpers/http/http-asserts.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'

@@ -8,7 +8,7 @@ import {
   type Seeded,
   useSeededApp,
 } from '../helpers/apps/operability-db.js'
-import { ALICE_SESSION } from '../helpers/data/users.js'
+import { ALICE_SESSION } from '../helpers/fixtures/users.js'
 import { appOver } from '../helpers/apps/test-app.js'
 
 /** CORS (off by default, CORS_ORIGINS allow-list with credentials) and security headers. */

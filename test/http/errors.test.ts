@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { StoreUnavailableError, type Store } from '../../src/store/store.js'
 import { allBackends } from '../helpers/databases/backends.js'
 import { appOver, listBody, request, type TestApp } from '../helpers/apps/test-app.js'
-import { folders, seededApp, sessions } from '../helpers/data/contract-data.js'
+import { folders, seededApp, sessions } from '../helpers/fixtures/contract-data.js'
 import { assertProblem, assertUnauthorized, header } from '../helpers/http/http-asserts.js'
 
 /** Problem details on every error, 405, request ids, 503 and 500 (docs/api.md "Errors"). */

@@ -11,7 +11,7 @@ import {
   sessions,
   toBody,
   users,
-} from '../helpers/data/contract-data.js'
+} from '../helpers/fixtures/contract-data.js'
 import { listBody, request, type FolderListJson, type TestApp } from '../helpers/apps/test-app.js'
 import { JSON_TYPE, LOWER_UUID, TIMESTAMP, assertProblem, header } from '../helpers/http/http-asserts.js'
 

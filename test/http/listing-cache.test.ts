@@ -7,8 +7,8 @@ import { openStore } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
 import { sqliteBackend, TEST_SETTINGS } from '../helpers/databases/backends.js'
 import { appOver, listBody, request } from '../helpers/apps/test-app.js'
-import { uuid } from '../helpers/data/ids.js'
-import { ALICE as OWNER, ALICE_SESSION as SESSION } from '../helpers/data/users.js'
+import { uuid } from '../helpers/fixtures/ids.js'
+import { ALICE as OWNER, ALICE_SESSION as SESSION } from '../helpers/fixtures/users.js'
 
 /**
  * Finished listings are reused while the owner's listing generation is unchanged. Whatever

@@ -14,7 +14,7 @@ import {
   type Seeded,
   useSeededApp,
 } from '../helpers/apps/operability-db.js'
-import { ALICE_SESSION, FROZEN_SESSION, UNKNOWN_SESSION } from '../helpers/data/users.js'
+import { ALICE_SESSION, FROZEN_SESSION, UNKNOWN_SESSION } from '../helpers/fixtures/users.js'
 import { appOver } from '../helpers/apps/test-app.js'
 import { failingStore } from '../helpers/apps/failing-store.js'
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { allBackends } from '../helpers/databases/backends.js'
-import { seededApp, sessions, users } from '../helpers/data/contract-data.js'
+import { seededApp, sessions, users } from '../helpers/fixtures/contract-data.js'
 import { request, type TestApp } from '../helpers/apps/test-app.js'
 import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
 

@@ -9,7 +9,7 @@ import {
   sessionCookieHeaders,
   useSeededApp,
 } from '../helpers/apps/operability-db.js'
-import { ALICE_SESSION, CAROL_SESSION } from '../helpers/data/users.js'
+import { ALICE_SESSION, CAROL_SESSION } from '../helpers/fixtures/users.js'
 
 /** RFC 8288 Link header of GET /v1/folders: first, prev, next, last, and changes. */
 

@@ -8,7 +8,7 @@ import {
   seededApp,
   sessions,
   users,
-} from '../helpers/data/contract-data.js'
+} from '../helpers/fixtures/contract-data.js'
 import { listBody, request, type TestApp } from '../helpers/apps/test-app.js'
 import { assertInvalid } from '../helpers/http/http-asserts.js'
 

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import { SECURITY_HEADERS } from '../../src/http/security-headers.js'
 import { rawExchange, type RawResponse } from '../helpers/http/raw-http.js'
 import { openSeeded, type Seeded } from '../helpers/apps/operability-db.js'
-import { ALICE_SESSION } from '../helpers/data/users.js'
+import { ALICE_SESSION } from '../helpers/fixtures/users.js'
 import { appOver } from '../helpers/apps/test-app.js'
 
 /**

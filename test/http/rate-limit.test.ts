@@ -12,7 +12,7 @@ import {
   seedDocument,
   type Seeded,
 } from '../helpers/apps/operability-db.js'
-import { ALICE_SESSION, BOB_SESSION, UNKNOWN_SESSION } from '../helpers/data/users.js'
+import { ALICE_SESSION, BOB_SESSION, UNKNOWN_SESSION } from '../helpers/fixtures/users.js'
 import { appOver } from '../helpers/apps/test-app.js'
 
 /** Per-session rate limiting of /v1/folders (docs/configuration.md: RATE_LIMIT_PER_MINUTE). */

@@ -7,7 +7,7 @@ import { before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { loadConfig } from '../../src/config.js'
 import { allBackends, type Backend } from '../helpers/databases/backends.js'
-import { loadDataset, sessions } from '../helpers/data/contract-data.js'
+import { loadDataset, sessions } from '../helpers/fixtures/contract-data.js'
 import { parityRequests } from '../helpers/http/parity.js'
 import { appOver } from '../helpers/apps/test-app.js'
 

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends } from '../helpers/databases/backends.js'
 import { openEventStream, type OpenedStream } from '../helpers/http/event-stream-client.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
 import { appOver } from '../helpers/apps/test-app.js'
 

@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config.js'
 import { listen } from '../../src/server.js'
 import http from 'node:http'
 import { ROOT_FOLDERS, openSeeded, type Seeded } from '../helpers/apps/operability-db.js'
-import { ALICE_SESSION, BOB_SESSION } from '../helpers/data/users.js'
+import { ALICE_SESSION, BOB_SESSION } from '../helpers/fixtures/users.js'
 
 /**
  * Connections that never send a byte are closed at the headers timeout (Node's own timeout

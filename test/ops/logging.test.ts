@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { StoreUnavailableError, type Store } from '../../src/store/store.js'
 import { sessionCookieHeaders, openSeeded, type Seeded } from '../helpers/apps/operability-db.js'
-import { ALICE_SESSION, FROZEN_SESSION, UNKNOWN_SESSION } from '../helpers/data/users.js'
+import { ALICE_SESSION, FROZEN_SESSION, UNKNOWN_SESSION } from '../helpers/fixtures/users.js'
 import { appOver } from '../helpers/apps/test-app.js'
 import { failingStore } from '../helpers/apps/failing-store.js'
 

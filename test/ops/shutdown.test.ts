@@ -9,7 +9,7 @@ import { listen } from '../../src/server.js'
 import type { ListFoldersQuery, Store } from '../../src/store/store.js'
 import { ensureBuilt, startCli, within } from '../helpers/processes/cli.js'
 import { ROOT_FOLDERS, openSeeded, type Seeded } from '../helpers/apps/operability-db.js'
-import { ALICE_SESSION } from '../helpers/data/users.js'
+import { ALICE_SESSION } from '../helpers/fixtures/users.js'
 
 /** Graceful shutdown: requests in flight finish, the database closes, the process exits 0. */
 

@@ -4,7 +4,7 @@ import { validateImport } from '../../src/import/validate-import.js'
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js'
 import { StoreUnavailableError, type ListFoldersQuery } from '../../src/store/store.js'
 import { appOver, problemBody, request } from '../helpers/apps/test-app.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 import { freshPostgresDatabase, withAdminClient } from '../helpers/databases/postgres.js'
 
 /**

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
 import { ALL_ROWS, type ChangePosition, type Store } from '../../src/store/store.js'
 import { postgresBackend } from '../helpers/databases/backends.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 import { withAdminClient } from '../helpers/databases/postgres.js'
 
 /**

@@ -6,7 +6,7 @@ import { openStore } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
 import { postgresBackend, TEST_SETTINGS } from '../helpers/databases/backends.js'
 import { appOver, listBody, request } from '../helpers/apps/test-app.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
 
 /**

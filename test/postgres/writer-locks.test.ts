@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
 import pg from 'pg'
 import { validateImport } from '../../src/import/validate-import.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 import { freshPostgresDatabase } from '../helpers/databases/postgres.js'
 
 /**

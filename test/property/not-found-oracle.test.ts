@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test'
 import fc from 'fast-check'
 import type { LightMyRequestResponse } from 'fastify'
 import { allBackends } from '../helpers/databases/backends.js'
-import { openFuzzTarget, type FuzzTarget } from '../helpers/data/hostile.js'
+import { openFuzzTarget, type FuzzTarget } from '../helpers/fixtures/hostile.js'
 
 /**
  * The existence oracle (docs/api.md "Checks, in this order", the 404 step): asking for another user's folder, a

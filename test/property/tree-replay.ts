@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { validateImport } from '../../src/import/validate-import.js'
 import type { Backend } from '../helpers/databases/backends.js'
 import type { Store } from '../../src/store/store.js'
-import type { ModelFolderBody } from '../helpers/data/model.js'
+import type { ModelFolderBody } from '../helpers/fixtures/model.js'
 import { insertLiveFolder, type RawSql } from '../../harness/raw-sql.js'
 import { assertOnRawSql } from './raw-sql-property.js'
 

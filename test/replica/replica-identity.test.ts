@@ -10,7 +10,7 @@ import { TEST_SETTINGS } from '../helpers/databases/backends.js'
 import { logRecords, startService } from '../helpers/processes/cli.js'
 import { sleep } from '../helpers/http/load.js'
 import { PROJECTS, seedDocument, sessionCookieHeaders } from '../helpers/apps/operability-db.js'
-import { ALICE, ALICE_SESSION } from '../helpers/data/users.js'
+import { ALICE, ALICE_SESSION } from '../helpers/fixtures/users.js'
 import { openRawSql } from '../../harness/raw-sql.js'
 import {
   replicaSkip,

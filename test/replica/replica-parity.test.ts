@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import { openStore } from '../../src/store/open-store.js'
 import { TEST_SETTINGS } from '../helpers/databases/backends.js'
 import { appOver, type TestApp } from '../helpers/apps/test-app.js'
-import { loadDataset } from '../helpers/data/contract-data.js'
+import { loadDataset } from '../helpers/fixtures/contract-data.js'
 import { assertSameAnswers, PARITY_SESSIONS, parityRequests } from '../helpers/http/parity.js'
 import {
   replicaSkip,

@@ -4,7 +4,7 @@ import Database from 'better-sqlite3'
 import { validateImport } from '../../src/import/validate-import.js'
 import type { Store } from '../../src/store/store.js'
 import { sqliteBackend } from '../helpers/databases/backends.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 
 /**
  * A SQLite import that brings at least as many folders as the table holds drops the

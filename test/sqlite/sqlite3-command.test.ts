@@ -3,7 +3,7 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
 import { sqliteBackend } from '../helpers/databases/backends.js'
-import { uuid } from '../helpers/data/ids.js'
+import { uuid } from '../helpers/fixtures/ids.js'
 
 /**
  * Other writers use their distribution's `sqlite3` command (docs/operations.md "Other

@@ -5,7 +5,7 @@ import { changesBinding, ChangesCursors } from '../../src/tokens/changes-cursor.
 import { CursorSealer, cursorBinding } from '../../src/tokens/listing-cursor.js'
 import { listingKey, Listings, type ListingQuery } from '../../src/listing/listing.js'
 import { ALL_ROWS, type FolderPage, type SessionUser } from '../../src/store/store.js'
-import { folders, toBody, toRow, users } from '../helpers/data/contract-data.js'
+import { folders, toBody, toRow, users } from '../helpers/fixtures/contract-data.js'
 
 /**
  * The listing module without HTTP or database: every outcome is a value (never a thrown

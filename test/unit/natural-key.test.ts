@@ -8,7 +8,7 @@ import {
   compareKeys,
   naturalKey,
 } from '../../src/ordering/natural-key.js'
-import { CASE_TABLE, compareNatural, naturalNames } from '../helpers/data/natural-rule.js'
+import { CASE_TABLE, compareNatural, naturalNames } from '../helpers/fixtures/natural-rule.js'
 
 /** The order of stored keys (byte order) with the name tie-break after it, as the databases sort. */
 const byKey = (a: string, b: string) => compareKeys(naturalKey(a), naturalKey(b)) || compareCodePoints(a, b)

@@ -13,10 +13,10 @@ import {
   CAROL_SESSION,
   FROZEN,
   FROZEN_SESSION,
-} from '../data/users.js'
+} from '../fixtures/users.js'
 
 /**
- * A small seeded SQLite database (the users of data/users.ts, Alice's folders, one of Bob's)
+ * A small seeded SQLite database (the users of fixtures/users.ts, Alice's folders, one of Bob's)
  * and the app over it, for the suites that need one known data set on one backend.
  */
 

@@ -3,7 +3,7 @@ import { buildApp, type AppOptions } from '../../../src/app.js'
 import { DEFAULTS, type Config } from '../../../src/config.js'
 import type { ServingStore, Store } from '../../../src/store/store.js'
 import type { Backend } from '../databases/backends.js'
-import type { toBody } from '../data/contract-data.js'
+import type { toBody } from '../fixtures/contract-data.js'
 
 /** The one test app builder (`appOver`), and requests to it through app.inject. */
 

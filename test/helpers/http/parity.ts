@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import type { LightMyRequestResponse } from 'fastify'
-import { allFolders, sessions, UNKNOWN_ID } from '../data/contract-data.js'
+import { allFolders, sessions, UNKNOWN_ID } from '../fixtures/contract-data.js'
 import type { TestApp } from '../apps/test-app.js'
 
 /**

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { STATUS_CODES } from 'node:http'
 import type { LightMyRequestResponse } from 'fastify'
-import type { ModelAnswer, ModelRequest } from '../../helpers/data/model.js'
+import type { ModelAnswer, ModelRequest } from '../../helpers/fixtures/model.js'
 
 /** Compares an answer with the model's, and counts what the run exercised. */
 

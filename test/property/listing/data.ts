@@ -4,7 +4,7 @@ import {
   type ModelSession,
   type ModelState,
   type ModelUser,
-} from '../../helpers/data/model.js'
+} from '../../helpers/fixtures/model.js'
 import type { GenDataSet, GenFolder, GenSession, GenBulk } from './generators.js'
 
 /** Turns a generated data set into an import document and the model of what it holds. */

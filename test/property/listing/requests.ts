@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { modelAnswer, type ModelRequest } from '../../helpers/data/model.js'
+import { modelAnswer, type ModelRequest } from '../../helpers/fixtures/model.js'
 import { assertMatchesModel, describe, record, type CheckStats } from './check.js'
 import { maybeUpper, type Concrete } from './data.js'
 import type { GenCookie, GenNumber, GenRequest } from './generators.js'

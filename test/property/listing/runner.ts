@@ -14,7 +14,7 @@ import { applyAction, type TargetDb } from './writes.js'
 /**
  * Model-based property test of GET /v1/folders: random data sets loaded through the import
  * path (validateImport + Store.importData), random requests through app.inject, and every
- * answer compared with test/helpers/data/model.ts: status, problem code, and for a 200 the whole
+ * answer compared with test/helpers/fixtures/model.ts: status, problem code, and for a 200 the whole
  * body (ids, order, names, owners, timestamps, total, page, limit).
  *
  * Cost choice: one database per backend per property run. Each fast-check case imports a
