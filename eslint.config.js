@@ -18,6 +18,14 @@ const MIGRATION_STEPS = {
   message: 'Only the migrations runner imports a migration; live SQL belongs in its own module.',
 }
 
+/**
+ * `no-restricted-imports` for modules kept out of HTTP, with their own extra patterns. A later
+ * block's options replace an earlier one's for the same rule, so each block states them whole.
+ */
+const outsideHttp = (...patterns) => ({
+  'no-restricted-imports': ['error', { paths: HTTP_PACKAGES, patterns: [HTTP_MODULES, ...patterns] }],
+})
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'data/', 'bench/results/', 'coverage/', 'packages/client/dist/'] },
   js.configs.recommended,
@@ -51,50 +59,24 @@ export default tseslint.config(
     // The listing, the change feed and the Store return outcomes as values; only the routes
     // and src/http know paths, problems, headers and Fastify (docs/design.md).
     files: ['src/listing/**', 'src/feed/**', 'src/store/**', 'src/import/**'],
-    rules: {
-      'no-restricted-imports': ['error', { paths: HTTP_PACKAGES, patterns: [HTTP_MODULES, MIGRATION_STEPS] }],
-    },
+    rules: outsideHttp(MIGRATION_STEPS),
   },
   // The listing and the feeds stand side by side on src/tokens and src/schemas: neither
-  // imports the other (docs/design.md). The HTTP and migration rules are repeated: a later
-  // block's options replace an earlier one's.
+  // imports the other (docs/design.md).
   ...[
     ['listing', 'feed'],
     ['feed', 'listing'],
   ].map(([from, other]) => ({
     files: [`src/${from}/**`],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: HTTP_PACKAGES,
-          patterns: [
-            HTTP_MODULES,
-            MIGRATION_STEPS,
-            {
-              group: [`**/${other}/*`],
-              message: `src/${from} does not import src/${other}: what both need lives in src/tokens or src/schemas.`,
-            },
-          ],
-        },
-      ],
-    },
+    rules: outsideHttp(MIGRATION_STEPS, {
+      group: [`**/${other}/*`],
+      message: `src/${from} does not import src/${other}: what both need lives in src/tokens or src/schemas.`,
+    }),
   })),
   {
     // Each backend's runner, the one reader of its steps' list.
     files: ['src/store/sqlite/sqlite-migrations.ts', 'src/store/postgres/postgres-migrations.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: HTTP_PACKAGES,
-          patterns: [
-            HTTP_MODULES,
-            { ...MIGRATION_STEPS, group: [...MIGRATION_STEPS.group, '!./migrations/index.js'] },
-          ],
-        },
-      ],
-    },
+    rules: outsideHttp({ ...MIGRATION_STEPS, group: [...MIGRATION_STEPS.group, '!./migrations/index.js'] }),
   },
   {
     // A step is history: its SQL is written out in it, never taken from code that can change.
