@@ -1,5 +1,5 @@
 import { cpus, loadavg, platform, release, totalmem } from 'node:os'
-import type { BackendResult } from './backend.js'
+import type { BackendResult } from './backend-result.js'
 import { FLOOR_NAMES, SERVICE_VARIANTS } from './floor.js'
 import type { Failures } from './load.js'
 import { formatProfile } from './profile-summary.js'
