@@ -32,7 +32,7 @@ import { TreeFeed } from './feed/tree.js'
 import { treeRoutes } from './routes/tree.js'
 
 /**
- * The whole HTTP application, built without listening: server.ts gives it
+ * The whole HTTP application, built without listening: process/server.ts gives it
  * a socket, tests drive it with app.inject.
  */
 
@@ -123,7 +123,7 @@ export async function buildApp({
     await open.register(healthRoutes, { store: timedStore })
     await open.register(docsRoutes)
     if (config.folderBrowser) await open.register(browserRoutes)
-    // With METRICS_PORT set, /metrics is served on its own listener instead (server.ts).
+    // With METRICS_PORT set, /metrics is served on its own listener instead (process/server.ts).
     if (config.metricsPort === null) {
       await open.register(metricsRoute, { metrics })
     }
