@@ -1,5 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
-import fp from 'fastify-plugin'
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import { parseCookie } from 'cookie'
 import { isUuid, normaliseUuid } from '../ids.js'
 import type { SessionUser, ServingStore } from '../store/store.js'
@@ -12,30 +11,6 @@ import { problems } from './problems.js'
  */
 
 export const SESSION_COOKIE = 'session_id'
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The user bound to the request's session; set by the authenticate hook. */
-    sessionUser: SessionUser
-    /** The parsed session cookie (see {@link requestSessionCookie}); undefined until first read. */
-    sessionCookie: SessionCookie | undefined
-  }
-}
-
-/**
- * Declares the two request decorations above on the whole app, so that every request has
- * the same shape: the rate limiter and the failed-authentication budget read the cookie in
- * their own contexts, the listing route reads the user.
- */
-export const sessionPlugin = fp(
-  (app: FastifyInstance, _options: object, done: (err?: Error) => void) => {
-    app.decorateRequest('sessionCookie', undefined)
-    // Set by `authenticate` before any handler that reads it runs; never read unset.
-    app.decorateRequest('sessionUser', null as never)
-    done()
-  },
-  { name: 'session' },
-)
 
 /** The session cookie of a request: a lower-cased UUID, absent, or not a UUID. */
 export type SessionCookie = { id: string } | 'missing' | 'malformed'

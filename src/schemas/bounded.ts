@@ -36,7 +36,7 @@ interface IntegerBounds {
   maximum: number
 }
 
-/** pattern of each decimalParameter -> its bounds, for the document (http/openapi.ts) */
+/** pattern of each decimalParameter -> its bounds, for the document (http/plugins/openapi.ts) */
 const documentedIntegers = new Map<string, IntegerBounds>()
 
 /**

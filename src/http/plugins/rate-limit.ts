@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit'
 import fp from 'fastify-plugin'
-import { requestSessionCookie } from './auth.js'
-import { HttpProblem } from './problems.js'
+import { requestSessionCookie } from '../auth.js'
+import { HttpProblem } from '../problems.js'
 
 /**
  * Rate limiting of the routes of the context it is registered in: per session for the API,
