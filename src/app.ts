@@ -53,7 +53,7 @@ export interface AppOptions {
 }
 
 /** Nothing that authenticates a caller may reach a log line (standards: no secrets in logs). */
-export const REDACTED_LOG_PATHS = [
+const REDACTED_LOG_PATHS = [
   'req.headers.cookie',
   'req.headers.authorization',
   'res.headers["set-cookie"]',

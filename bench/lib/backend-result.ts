@@ -21,12 +21,12 @@ export interface LoadFigures extends LoadResult {
   otherCores: number | null
 }
 
-export interface ProbeFigures extends ProbeResult {
+interface ProbeFigures extends ProbeResult {
   /** CPU the service used per request at this low concurrency */
   serverCpuMsPerRequest: number | null
 }
 
-export interface Probes {
+interface Probes {
   /** page 1 of one user's small folder, again and again: the same conditions as the huge probes */
   small: ProbeFigures
   /** page 1 of every user's small folder in turn: sessions and pages not in any cache */
@@ -76,7 +76,7 @@ export interface FloorRow {
   median: LoadFigures
 }
 
-export interface FloorFigures {
+interface FloorFigures {
   rounds: number
   /**
    * read-only: the ceiling first, then the other floors, the service at its defaults and

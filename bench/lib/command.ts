@@ -14,7 +14,7 @@ import { stopAllChildren } from './processes.js'
  * the bench is stopped at the end, however it ends.
  */
 
-export type BackendChoice = 'all' | 'sqlite' | 'postgres'
+type BackendChoice = 'all' | 'sqlite' | 'postgres'
 
 export interface BenchCommand {
   huge: number

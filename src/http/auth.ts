@@ -10,7 +10,7 @@ import { problems } from './problems.js'
  * over 400 and 404.
  */
 
-export const SESSION_COOKIE = 'session_id'
+const SESSION_COOKIE = 'session_id'
 
 /** The session cookie of a request: a lower-cased UUID, absent, or not a UUID. */
 export type SessionCookie = { id: string } | 'missing' | 'malformed'
@@ -19,7 +19,7 @@ export const MISSING = 'No session: send the session_id cookie.'
 const INVALID = 'The session is invalid or has expired.'
 
 /** The session id of a Cookie header: the first `session_id`, lower-cased, if it is a UUID. */
-export function sessionIdFrom(
+function sessionIdFrom(
   cookieHeader: string | undefined,
   parse: (header: string) => Record<string, string | undefined>,
 ): SessionCookie {
@@ -34,7 +34,7 @@ export function sessionIdFrom(
  * the session it spells, and docs/api.md "Authentication" wants the value itself to be a UUID.
  */
 const asSent = (value: string): string => value
-export const parseCookieAsSent = (header: string) => parseCookie(header, { decode: asSent })
+const parseCookieAsSent = (header: string) => parseCookie(header, { decode: asSent })
 
 /**
  * The request's session id, parsed from the Cookie header once and kept on the request, so

@@ -15,7 +15,7 @@ import { PARAMETER_RULES, type ParameterRules } from '../schemas/list-folders-qu
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
 
 /** Seconds a client should wait before retrying a 503. */
-export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 2
 
 export const UNAUTHORIZED_CHALLENGE = 'Cookie realm="folder-service", cookie-name="session_id"'
 

@@ -26,7 +26,7 @@ export const Timestamp = (options: StringOptions = {}): TString =>
   })
 
 /** The alphabet and bound of every continuation and changes token. */
-export const TOKEN_MAX_LENGTH = 256
+const TOKEN_MAX_LENGTH = 256
 export const TOKEN_PATTERN = `^[A-Za-z0-9_-]{1,${TOKEN_MAX_LENGTH}}$`
 export const Token = (options: StringOptions = {}): TString =>
   Type.String({ pattern: TOKEN_PATTERN, maxLength: TOKEN_MAX_LENGTH, ...options })

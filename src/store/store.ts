@@ -142,7 +142,7 @@ export interface FileRecord {
 }
 
 /** A record to write, with `at` naming where it came from (`folders[3]`) for error messages. */
-export interface ImportEntry<T> {
+interface ImportEntry<T> {
   at: string
   row: T
 }

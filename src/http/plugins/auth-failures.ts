@@ -25,7 +25,7 @@ interface Window {
 }
 
 /** Failures per key in fixed windows, bounded in memory. */
-export class FailureCounter {
+class FailureCounter {
   private readonly windows = new Map<string, Window>()
 
   constructor(

@@ -21,7 +21,7 @@ import { EVENT_STREAM_TYPE } from '../event-stream.js'
  * out of the document with `schema: { hide: true }`.
  */
 
-export const SECURITY_SCHEME = 'sessionCookie'
+const SECURITY_SCHEME = 'sessionCookie'
 
 /**
  * The document's introduction. "Try it out" on the docs page sends the browser's cookies,
@@ -96,7 +96,7 @@ interface ResponseDoc {
  * The `text/event-stream` alternative of a feed's 200 (http/feed-stream.ts): what
  * `Accept: text/event-stream` gets instead of one answer.
  */
-export const FEED_EVENT_STREAM = {
+const FEED_EVENT_STREAM = {
   [EVENT_STREAM_TYPE]: {
     schema: {
       type: 'string',

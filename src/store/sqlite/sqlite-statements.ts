@@ -106,7 +106,7 @@ export interface HotStatements {
  * A page read forwards, or backwards from the end (see store/page-window.ts); or, for a
  * continuation token, the rows after or before a key, found by seeking the index.
  */
-export interface PageStatements {
+interface PageStatements {
   forward: Database.Statement
   fromEnd: Database.Statement
   after: Database.Statement

@@ -71,7 +71,7 @@ function toFolder(row: Row): FolderRecord {
 }
 
 /** Between two reads of data_version while someone waits: a fraction of a millisecond each. */
-export const DATA_VERSION_CHECK_MS = 25
+const DATA_VERSION_CHECK_MS = 25
 
 /** The embedded backend: better-sqlite3 on one file in WAL mode (see openStore). */
 export class SqliteStore implements Store {
