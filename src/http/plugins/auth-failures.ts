@@ -25,7 +25,7 @@ interface Window {
 }
 
 /** Failures per key in fixed windows, bounded in memory. */
-class FailureCounter {
+export class FailureCounter {
   private readonly windows = new Map<string, Window>()
 
   constructor(
