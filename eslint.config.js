@@ -108,7 +108,6 @@ export default tseslint.config(
   },
   {
     // test/ and bench/ never import each other; what both run lives in harness/ (CONTRIBUTING.md).
-    // bench/code-points.ts is still imported by tests until its comparison has one home.
     files: ['test/**'],
     rules: {
       'no-restricted-imports': [
@@ -116,7 +115,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['**/bench/*', '!**/bench/code-points.js'],
+              group: ['**/bench/*'],
               message: 'Tests do not import bench/: move what both need to harness/.',
             },
           ],

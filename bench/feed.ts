@@ -4,10 +4,10 @@ import { Agent, request } from 'node:http'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { openRawSql } from '../harness/raw-sql.js'
-import { onEachBackend, runBenchCommand } from './command.js'
-import { readCpuSeconds, readRss } from './process-stats.js'
-import { freePort, HOST, stopChild } from './processes.js'
-import { importData, SERVICE_ENV, startService } from './service.js'
+import { onEachBackend, runBenchCommand } from './lib/command.js'
+import { readCpuSeconds, readRss } from './lib/process-stats.js'
+import { freePort, HOST, stopChild } from './lib/processes.js'
+import { importData, SERVICE_ENV, startService } from './lib/service.js'
 
 /**
  * `npm run bench:feed`: what the changes feed costs, on each backend.

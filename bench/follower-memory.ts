@@ -18,7 +18,7 @@ import { openStore } from '../src/store/open-store.js'
  * counted. Figures are after a full collection: heap used + external (what a follower
  * retains), and RSS.
  *
- *   node --expose-gc --import tsx bench/follower-memory.ts [counts...]   (default 1000 5000)
+ *   npm run bench:followers -- [counts...]   (default 1000 5000)
  */
 
 const OWNER = '0f000000-0000-4000-8000-000000000001'

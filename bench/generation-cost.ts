@@ -8,10 +8,10 @@ import Database from 'better-sqlite3'
 import pg from 'pg'
 import { changesFunction } from '../src/store/postgres/change-log-sql.js'
 import { changeTriggers } from '../src/store/sqlite/change-log-sql.js'
-import { generateDataSet, type DataSet } from './dataset.js'
-import { benchDatabase, type BenchDatabase } from './postgres.js'
-import { importData } from './service.js'
-import { openDatabase } from './writer.js'
+import { generateDataSet, type DataSet } from './lib/dataset.js'
+import { benchDatabase, type BenchDatabase } from './lib/postgres.js'
+import { importData } from './lib/service.js'
+import { openDatabase } from './lib/writer.js'
 
 /**
  * What the change log and the listing generation cost a writer: single-row inserts and

@@ -2,13 +2,13 @@ import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { CLI } from '../harness/build.js'
-import { writeImportFile } from './import-data.js'
-import { benchDatabase } from './postgres.js'
-import { readRss } from './process-stats.js'
+import { writeImportFile } from './lib/import-data.js'
+import { benchDatabase } from './lib/postgres.js'
+import { readRss } from './lib/process-stats.js'
 
 /**
  * `npm run bench:import [-- SIZES...]`: imports generated data files (default 200k, 1M and
- * 3M folders; bench/import-data.ts) through the built CLI into a fresh database of each
+ * 3M folders; bench/lib/import-data.ts) through the built CLI into a fresh database of each
  * backend, and reports folders/s by the wall clock of the whole command and the importer's
  * peak resident memory (sampled from /proc every 50 ms). PostgreSQL runs when
  * BENCH_DATABASE_URL or TEST_DATABASE_URL names a server whose role may create databases.

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process'
 import { resolve } from 'node:path'
 import { parseArgs, promisify } from 'node:util'
-import { findWrk } from './wrk.js'
-import { readCpuSeconds } from './process-stats.js'
-import { HOST, freePort, spawnChild, stopAllChildren, waitForHttp, type Child } from './processes.js'
+import { findWrk } from './lib/wrk.js'
+import { readCpuSeconds } from './lib/process-stats.js'
+import { HOST, freePort, spawnChild, stopAllChildren, waitForHttp, type Child } from './lib/processes.js'
 
 /**
  * `npm run bench:paired`: two builds of the service (two `dist` folders, or one build under

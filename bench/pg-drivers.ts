@@ -5,9 +5,9 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
 import postgres from 'postgres'
-import { generateDataSet } from './dataset.js'
-import { benchDatabase, redactUrl } from './postgres.js'
-import { importData } from './service.js'
+import { generateDataSet } from './lib/dataset.js'
+import { benchDatabase, redactUrl } from './lib/postgres.js'
+import { importData } from './lib/service.js'
 
 /**
  * The session path on PostgreSQL with each maintained Node driver: `pg` (node-postgres,

@@ -16,7 +16,7 @@
  *    session (401), a malformed page (400) - counted per kind. Each request carries its kind
  *    in X-Request-Id, which the service echoes, so every answer is checked against the
  *    status its kind must get;
- * 4. meanwhile runs bench/writer.ts as a second process that writes straight into the same
+ * 4. meanwhile runs bench/lib/writer.ts as a second process that writes straight into the same
  *    database at --write-rate writes/s (default 100; 0: none): inserts, renames and deletes
  *    among the children of each user's first folder, each its own transaction, each followed
  *    by a listing that must show it. Every write changes its owner's listing generation, so
@@ -43,14 +43,14 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import type { Result } from 'autocannon'
 import { ensureBuilt } from '../harness/build.js'
-import { generateDataSet, type DataSet } from './dataset.js'
-import { autocannonLoad, stopLoad } from './load.js'
-import { readRss } from './process-stats.js'
-import { freePort, hasExited, stopAllChildren, withTimeout } from './processes.js'
-import { importData, startService } from './service.js'
+import { generateDataSet, type DataSet } from './lib/dataset.js'
+import { autocannonLoad, stopLoad } from './lib/load.js'
+import { readRss } from './lib/process-stats.js'
+import { freePort, hasExited, stopAllChildren, withTimeout } from './lib/processes.js'
+import { importData, startService } from './lib/service.js'
 import { memoryVerdict, type Sample } from '../harness/soak-memory.js'
-import { startWriter, writerUsers } from './write-phase.js'
-import type { WriterPlan } from './writer.js'
+import { startWriter, writerUsers } from './lib/write-phase.js'
+import type { WriterPlan } from './lib/writer.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 /** FOLDER_SERVICE_CLI soaks another build (e.g. a deliberately broken copy); never rebuilt. */

@@ -2,9 +2,9 @@ import { writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { onEachBackend, runBenchCommand } from './command.js'
-import { freePort, HOST, stopChild } from './processes.js'
-import { importData, startService } from './service.js'
+import { onEachBackend, runBenchCommand } from './lib/command.js'
+import { freePort, HOST, stopChild } from './lib/processes.js'
+import { importData, startService } from './lib/service.js'
 import { LISTING_ORDERS, type ListingOrder } from '../src/ordering/listing-orders.js'
 
 /**

@@ -2,20 +2,20 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
 import type { ServingStore } from './store/store.js'
-import { corsPlugin } from './http/cors.js'
-import { drainPlugin } from './http/drain.js'
-import { ParserRejections, frameworkError } from './http/early-errors.js'
+import { corsPlugin } from './http/plugins/cors.js'
+import { drainPlugin } from './http/plugins/drain.js'
+import { ParserRejections, frameworkError } from './http/plugins/early-errors.js'
 import { AppMetrics } from './http/metrics.js'
 import { SHARED_SCHEMAS } from './schemas/shared-schemas.js'
-import { openapiPlugin } from './http/openapi.js'
-import { problemsPlugin } from './http/problems.js'
-import { rateLimitPlugin } from './http/rate-limit.js'
-import { authFailureBudget, authFailureLimitPlugin } from './http/auth-failures.js'
-import { sessionPlugin } from './http/auth.js'
-import { requestIdFor } from './http/request-id.js'
-import { requestBasicsPlugin } from './http/request-basics.js'
-import { RequestCompletion, exposeRequestCompletion } from './http/request-completion.js'
-import { lazyRequestLogger } from './http/request-logger.js'
+import { openapiPlugin } from './http/plugins/openapi.js'
+import { problemsPlugin } from './http/plugins/error-handlers.js'
+import { rateLimitPlugin } from './http/plugins/rate-limit.js'
+import { authFailureBudget, authFailureLimitPlugin } from './http/plugins/auth-failures.js'
+import { sessionPlugin } from './http/plugins/session.js'
+import { requestIdFor } from './http/plugins/request-id.js'
+import { requestBasicsPlugin } from './http/plugins/request-basics.js'
+import { RequestCompletion, exposeRequestCompletion } from './http/plugins/request-completion.js'
+import { lazyRequestLogger } from './http/plugins/request-logger.js'
 import { browserRoutes } from './routes/browser.js'
 import { docsRoutes } from './routes/docs.js'
 import { foldersRoutes } from './routes/folders.js'
@@ -32,7 +32,7 @@ import { TreeFeed } from './feed/tree.js'
 import { treeRoutes } from './routes/tree.js'
 
 /**
- * The whole HTTP application, built without listening: server.ts gives it
+ * The whole HTTP application, built without listening: process/server.ts gives it
  * a socket, tests drive it with app.inject.
  */
 
@@ -53,7 +53,7 @@ export interface AppOptions {
 }
 
 /** Nothing that authenticates a caller may reach a log line (standards: no secrets in logs). */
-export const REDACTED_LOG_PATHS = [
+const REDACTED_LOG_PATHS = [
   'req.headers.cookie',
   'req.headers.authorization',
   'res.headers["set-cookie"]',
@@ -63,7 +63,7 @@ export const REDACTED_LOG_PATHS = [
 
 function loggerOptions(logger: AppOptions['logger'], level: string): FastifyServerOptions['logger'] {
   // Silence is a silent logger, not none: Fastify ends a request through the log
-  // controller, which records its metrics (http/request-completion.ts), only when it has one.
+  // controller, which records its metrics (http/plugins/request-completion.ts), only when it has one.
   if (logger === false) return { level: 'silent' }
   const defaults = { level, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } }
   return typeof logger === 'object' ? { ...defaults, ...logger } : defaults
@@ -89,7 +89,7 @@ export async function buildApp({
     // While draining at shutdown, serve requests that still arrive on open connections (with
     // Connection: close) rather than answer a 503 that is not problem+json.
     return503OnClosing: false,
-    // Errors before routing are problem+json too (see http/early-errors.ts); Node's own
+    // Errors before routing are problem+json too (see http/plugins/early-errors.ts); Node's own
     // Host check is replaced by one that answers in that format.
     frameworkErrors: frameworkError,
     clientErrorHandler: rejections.clientError,
@@ -123,7 +123,7 @@ export async function buildApp({
     await open.register(healthRoutes, { store: timedStore })
     await open.register(docsRoutes)
     if (config.folderBrowser) await open.register(browserRoutes)
-    // With METRICS_PORT set, /metrics is served on its own listener instead (server.ts).
+    // With METRICS_PORT set, /metrics is served on its own listener instead (process/server.ts).
     if (config.metricsPort === null) {
       await open.register(metricsRoute, { metrics })
     }

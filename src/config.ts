@@ -18,11 +18,10 @@ import {
   readUrls,
   text,
   trustProxy,
-  type FeedNotify,
   type Kind,
 } from './config-values.js'
 
-export { ConfigError, type FeedNotify }
+export { ConfigError }
 
 export type Env = Record<string, string | undefined>
 
@@ -95,7 +94,7 @@ const setting = <T>(declared: Setting<T>): Setting<T> => declared
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 /** Most worker processes: far more than any machine's cores, low enough to catch a typo. */
-export const MAX_WORKERS = 256
+const MAX_WORKERS = 256
 
 /**
  * The settings, in the order they are read (a relation or a derived default names an earlier

@@ -15,7 +15,7 @@
 export type ListingOrder = 'name' | 'name_natural'
 
 /** A person reads folders in the order of their file manager; exact order is one click away. */
-export const DEFAULT_ORDER: ListingOrder = 'name_natural'
+const DEFAULT_ORDER: ListingOrder = 'name_natural'
 
 export interface ViewState {
   /** folder ids from the root down to the open folder */
@@ -35,7 +35,7 @@ export interface ViewState {
 const CRUMB = /^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(?::.*)?$/s
 const POSITIVE = /^[1-9][0-9]*$/
 /** The service's bounds (docs/api.md "Query parameters"): larger values would be a 400. */
-export const MAX_PAGE = 2147483647
+const MAX_PAGE = 2147483647
 const MAX_LIMIT = 100
 
 export function parseViewState(hash: string): ViewState {

@@ -6,7 +6,7 @@ import type { ReadProgress } from '../import/read-import-file.js'
  * a second. Not a terminal (a log, CI, a pipe): nothing, only the final summary.
  */
 
-export const PROGRESS_INTERVAL_MS = 250
+const PROGRESS_INTERVAL_MS = 250
 
 /** The phase after the last record is read: the database checks and copies. */
 export interface ImportProgress extends ReadProgress {
@@ -26,7 +26,7 @@ function duration(seconds: number): string {
 }
 
 /** One progress line for the state `p`, `seconds` after the start. */
-export function progressLine(p: ImportProgress, seconds: number): string {
+function progressLine(p: ImportProgress, seconds: number): string {
   const rate = seconds > 0 ? p.records / seconds : 0
   const read = `${(p.bytesRead / MB).toFixed(1)} of ${(p.totalBytes / MB).toFixed(1)} MB`
   if (p.readAt !== undefined) {

@@ -13,7 +13,7 @@ import { sleep } from './retry-after.js'
  */
 
 /** The body shared by both feeds. */
-export interface FeedAnswer<Entry> {
+interface FeedAnswer<Entry> {
   changes: Entry[]
   cursor: string
   has_more: boolean
@@ -43,7 +43,7 @@ export interface FollowFeedOptions {
 }
 
 /** Entries held before a batch is handed over while has_more: true goes on. */
-export const MAX_BATCH_ENTRIES = 10_000
+const MAX_BATCH_ENTRIES = 10_000
 /**
  * Cursors remembered per drain for the cycle check: a drain longer than this starts a new
  * set, so the check never holds more than about 2.5 MB.

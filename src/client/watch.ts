@@ -55,7 +55,7 @@ export interface WatchSource {
 }
 
 /** The folders of the listing by id, changed as the feed says (docs/api.md "Changes"). */
-export class FolderReplica {
+class FolderReplica {
   readonly #folders = new Map<string, Folder>()
 
   constructor(private readonly compare = folderComparator()) {}

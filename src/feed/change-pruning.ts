@@ -9,7 +9,7 @@ import type { AdminStore } from '../store/store.js'
 
 const DAY_MS = 86_400_000
 /** between two runs */
-export const PRUNE_EVERY_MS = 15 * 60_000
+const PRUNE_EVERY_MS = 15 * 60_000
 /** log rows deleted per statement */
 export const PRUNE_BATCH = 1000
 

@@ -11,7 +11,7 @@ import type { ChangeWatcher, Hold } from './watcher.js'
  */
 
 /** The request's session, as the feeds see it. */
-export interface FeedSession {
+interface FeedSession {
   /** the session id: held requests are bounded per session */
   id: string
   /**
@@ -40,7 +40,7 @@ export type HoldRefusal =
   | { outcome: 'busy' }
 
 /** What one read found: something to send, or nothing after the cursor at `generation`. */
-export type Polled<T> = { send: T } | { nothing: number }
+type Polled<T> = { send: T } | { nothing: number }
 
 export interface HeldRead<T> {
   user: SessionUser

@@ -1,5 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
-import fp from 'fastify-plugin'
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import { parseCookie } from 'cookie'
 import { isUuid, normaliseUuid } from '../ids.js'
 import type { SessionUser, ServingStore } from '../store/store.js'
@@ -11,31 +10,7 @@ import { problems } from './problems.js'
  * over 400 and 404.
  */
 
-export const SESSION_COOKIE = 'session_id'
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The user bound to the request's session; set by the authenticate hook. */
-    sessionUser: SessionUser
-    /** The parsed session cookie (see {@link requestSessionCookie}); undefined until first read. */
-    sessionCookie: SessionCookie | undefined
-  }
-}
-
-/**
- * Declares the two request decorations above on the whole app, so that every request has
- * the same shape: the rate limiter and the failed-authentication budget read the cookie in
- * their own contexts, the listing route reads the user.
- */
-export const sessionPlugin = fp(
-  (app: FastifyInstance, _options: object, done: (err?: Error) => void) => {
-    app.decorateRequest('sessionCookie', undefined)
-    // Set by `authenticate` before any handler that reads it runs; never read unset.
-    app.decorateRequest('sessionUser', null as never)
-    done()
-  },
-  { name: 'session' },
-)
+const SESSION_COOKIE = 'session_id'
 
 /** The session cookie of a request: a lower-cased UUID, absent, or not a UUID. */
 export type SessionCookie = { id: string } | 'missing' | 'malformed'
@@ -44,7 +19,7 @@ export const MISSING = 'No session: send the session_id cookie.'
 const INVALID = 'The session is invalid or has expired.'
 
 /** The session id of a Cookie header: the first `session_id`, lower-cased, if it is a UUID. */
-export function sessionIdFrom(
+function sessionIdFrom(
   cookieHeader: string | undefined,
   parse: (header: string) => Record<string, string | undefined>,
 ): SessionCookie {
@@ -59,7 +34,7 @@ export function sessionIdFrom(
  * the session it spells, and docs/api.md "Authentication" wants the value itself to be a UUID.
  */
 const asSent = (value: string): string => value
-export const parseCookieAsSent = (header: string) => parseCookie(header, { decode: asSent })
+const parseCookieAsSent = (header: string) => parseCookie(header, { decode: asSent })
 
 /**
  * The request's session id, parsed from the Cookie header once and kept on the request, so

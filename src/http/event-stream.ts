@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { CLIENT_GONE } from './client-gone.js'
-import { recordHijackedRequest } from './request-completion.js'
+import { recordHijackedRequest } from './plugins/request-completion.js'
 
 /**
  * Server-Sent Events (HTML Living Standard, "Server-sent events") written on Fastify's raw

@@ -33,9 +33,9 @@ export interface FeedBody {
 }
 
 /** One answer of a feed, or the problem that ends the stream. */
-export type FeedStep<B extends FeedBody> = { body: B } | { problem: HttpProblem }
+type FeedStep<B extends FeedBody> = { body: B } | { problem: HttpProblem }
 
-export interface FeedWait {
+interface FeedWait {
   /** epoch ms: hold no longer than this */
   deadline: number
   /** aborts when the client goes away */
@@ -44,7 +44,7 @@ export interface FeedWait {
   draining: boolean
 }
 
-export interface FeedStream<B extends FeedBody> {
+interface FeedStream<B extends FeedBody> {
   /** the first answer, read before the stream started (its problems were ordinary answers) */
   first: B
   /**
@@ -102,7 +102,7 @@ function sharedLookup(
 }
 
 /** Streams `feed` on `reply` until the client leaves, a problem ends it, or its time runs out. */
-export async function streamFeed<B extends FeedBody>(
+async function streamFeed<B extends FeedBody>(
   request: FastifyRequest,
   reply: FastifyReply,
   feed: FeedStream<B>,

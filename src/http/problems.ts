@@ -1,27 +1,21 @@
 import { STATUS_CODES } from 'node:http'
-import type {
-  FastifyError,
-  FastifyInstance,
-  FastifyReply,
-  FastifyRequest,
-  FastifySchemaValidationError,
-} from 'fastify'
+import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import type { SchemaErrorFormatter } from 'fastify/types/schema.js'
-import fp from 'fastify-plugin'
 import { StoreUnavailableError } from '../store/store.js'
 import type { ProblemBody, ProblemCode } from '../schemas/problem.js'
 import { PARAMETER_RULES, type ParameterRules } from '../schemas/list-folders-query.js'
 
 /**
  * Every error leaves as RFC 9457 problem+json (docs/api.md "Errors"). Handlers throw an
- * HttpProblem; this plugin's error handler turns it, validation errors, database outages
- * and anything unexpected into the one body shape, and hides internals of 5xx.
+ * HttpProblem; toProblem turns it, validation errors, database outages and anything
+ * unexpected into the one body shape, hiding internals of 5xx (the error handler,
+ * plugins/error-handlers.ts, sends it).
  */
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
 
 /** Seconds a client should wait before retrying a 503. */
-export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 2
 
 export const UNAUTHORIZED_CHALLENGE = 'Cookie realm="folder-service", cookie-name="session_id"'
 
@@ -141,17 +135,3 @@ export function toProblem(error: unknown): HttpProblem {
   }
   return problems.internal()
 }
-
-export const problemsPlugin = fp(
-  (app: FastifyInstance) => {
-    app.setErrorHandler((error, request, reply) => {
-      const problem = toProblem(error)
-      if (problem.status >= 500) {
-        request.log.error({ err: error }, problem.status === 503 ? 'database unavailable' : 'unhandled error')
-      }
-      return sendProblem(request, reply, problem)
-    })
-    app.setNotFoundHandler((request, reply) => sendProblem(request, reply, problems.routeNotFound()))
-  },
-  { name: 'problems' },
-)

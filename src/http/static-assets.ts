@@ -18,7 +18,7 @@ import { ifNoneMatchMatches } from './conditional-get.js'
  * A week, not `immutable`: the file names carry no version, so a new release must reach
  * browsers within days; the strong ETag makes revalidation after that a 304.
  */
-export const STATIC_CACHE_CONTROL = 'public, max-age=604800'
+const STATIC_CACHE_CONTROL = 'public, max-age=604800'
 
 const TYPES: Record<string, { type: string; compress: boolean }> = {
   '.js': { type: 'text/javascript; charset=utf-8', compress: true },

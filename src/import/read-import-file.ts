@@ -25,7 +25,7 @@ export interface ReadProgress {
   records: number
 }
 
-export class ImportFileError extends Error {
+class ImportFileError extends Error {
   override readonly name = 'ImportFileError'
 }
 

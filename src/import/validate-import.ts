@@ -31,13 +31,13 @@ const RECORD_SCHEMAS = {
 }
 const checkFileShape = TypeCompiler.Compile(ImportFileShape)
 
-export const IMPORT_KINDS: readonly ImportKind[] = ['users', 'sessions', 'folders', 'files']
+const IMPORT_KINDS: readonly ImportKind[] = ['users', 'sessions', 'folders', 'files']
 
 export function isImportKind(key: unknown): key is ImportKind {
   return key === 'users' || key === 'sessions' || key === 'folders' || key === 'files'
 }
 
-export const MAX_NAME_LENGTH = 255
+const MAX_NAME_LENGTH = 255
 
 /**
  * A UTF-16 surrogate without its pair is no character at all: each backend would store a

@@ -41,7 +41,7 @@ const DIGIT_0 = 0x30
 const DIGIT_9 = 0x39
 
 /** The rule's folding: NFKD, nonspacing marks (Mn) removed, default lower case. */
-export function foldName(name: string): string {
+function foldName(name: string): string {
   return name
     .normalize('NFKD')
     .replace(/\p{Mn}/gu, '')

@@ -17,8 +17,8 @@ const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const WEB_ROOT = `${PACKAGE_ROOT}web`
 const DIST_ROOT = `${PACKAGE_ROOT}dist`
 
-export const BROWSER_ASSETS_PREFIX = '/assets/'
-export const BROWSER_MODULES_PREFIX = '/assets/js/'
+const BROWSER_ASSETS_PREFIX = '/assets/'
+const BROWSER_MODULES_PREFIX = '/assets/js/'
 /**
  * The module graph of the page: the browser code, the client, and what the client imports
  * (the API's paths, the problem codes, and the listing orders it sorts a watched listing by).

@@ -23,7 +23,7 @@ export interface ChangesRouteOptions {
 
 const CHANGES_METHODS = ['GET', 'HEAD']
 
-export const changesSchema = {
+const changesSchema = {
   summary: 'Changes to the direct sub-folders of a folder (or of the root) since a cursor',
   description:
     'upsert, remove and owner entries in commit order, each folder at most once; with `wait`, held until a change commits. A client that applies them to a listing read from the same point holds the listing.',

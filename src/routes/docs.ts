@@ -12,8 +12,8 @@ import { staticAssets } from '../http/static-assets.js'
  * works offline). Needs the openapi plugin registered first. Neither route is in the document.
  */
 
-export const OPENAPI_PATH = '/v1/openapi.json'
-export const DOCS_PREFIX = '/docs'
+const OPENAPI_PATH = '/v1/openapi.json'
+const DOCS_PREFIX = '/docs'
 
 /**
  * The API's own Content-Security-Policy forbids everything; the docs page loads its scripts,
@@ -22,7 +22,7 @@ export const DOCS_PREFIX = '/docs'
  * test/browser/docs-page.test.ts) allows that element and nothing else inline.
  */
 const SWAGGER_UI_STYLE_HASH = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='"
-export const DOCS_CSP =
+const DOCS_CSP =
   "default-src 'self'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'; " +
   "img-src 'self' data:; font-src 'self' data:; object-src 'none'; script-src 'self'; " +
   `script-src-attr 'none'; style-src 'self' ${SWAGGER_UI_STYLE_HASH}`

@@ -10,7 +10,7 @@ import { problems, sendProblem } from '../http/problems.js'
  * never touches the database (a database outage must not get healthy instances restarted);
  * /readyz does, so a load balancer stops sending traffic to an instance that cannot serve
  * it: 503 problem+json (UNAVAILABLE, Retry-After) while the database is unreachable, and
- * from the moment a shutdown begins (see http/drain.ts).
+ * from the moment a shutdown begins (see http/plugins/drain.ts).
  */
 const OPERATIONS = { tags: ['operations'], security: [] }
 

@@ -23,7 +23,7 @@ export interface TreeRouteOptions {
 
 const TREE_METHODS = ['GET', 'HEAD']
 
-export const treeSchema = {
+const treeSchema = {
   summary: 'The folder tree below a folder (or the root): downloaded, then followed',
   description:
     'Without a cursor, the tree as upsert entries (a folder never before its parent), then the changes since the download began: upsert (with previous_folder_id when moved), remove (the folder and its subtree left the tree) and owner entries. With `wait`, held until a change commits.',

@@ -26,7 +26,7 @@ export const Timestamp = (options: StringOptions = {}): TString =>
   })
 
 /** The alphabet and bound of every continuation and changes token. */
-export const TOKEN_MAX_LENGTH = 256
+const TOKEN_MAX_LENGTH = 256
 export const TOKEN_PATTERN = `^[A-Za-z0-9_-]{1,${TOKEN_MAX_LENGTH}}$`
 export const Token = (options: StringOptions = {}): TString =>
   Type.String({ pattern: TOKEN_PATTERN, maxLength: TOKEN_MAX_LENGTH, ...options })
@@ -36,7 +36,7 @@ interface IntegerBounds {
   maximum: number
 }
 
-/** pattern of each decimalParameter -> its bounds, for the document (http/openapi.ts) */
+/** pattern of each decimalParameter -> its bounds, for the document (http/plugins/openapi.ts) */
 const documentedIntegers = new Map<string, IntegerBounds>()
 
 /**

@@ -8,7 +8,7 @@ import { Text, Timestamp, Uuid } from './bounded.js'
  */
 
 /** A page holds at most this many folders (the largest `limit`). */
-export const MAX_PAGE_SIZE = 100
+const MAX_PAGE_SIZE = 100
 /** The largest count or page number the document promises: the int32 range of page. */
 const MAX_INT32 = 2147483647
 

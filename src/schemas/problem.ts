@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { PROBLEM_CODES } from './problem-codes.js'
 import { Text } from './bounded.js'
 
-export { PROBLEM_CODES, type ProblemCode } from './problem-codes.js'
+export { type ProblemCode } from './problem-codes.js'
 
 /** RFC 9457 problem details, the body of every error (docs/api.md, "Errors"). */
 

@@ -6,7 +6,7 @@ import { ImportError, type ImportData, type ImportItem, type ImportKind, type Im
  * users, scripts and the contract tests read these messages after the record's position
  * (`folders[3]: ...`).
  */
-export const importFaults = {
+const importFaults = {
   idTaken: (id: string) => `id ${id} already exists`,
   usernameTaken: (username: string) => `username ${quoted(username)} already exists`,
   unknownUser: (userId: string) => `user ${userId} does not exist`,
@@ -20,7 +20,7 @@ export const importFaults = {
  * (index, value, other): `value` is the id, username or parent at fault; `other` is the
  * index of the record that used a duplicated value first.
  */
-export const STAGED_CHECKS = [
+const STAGED_CHECKS = [
   'duplicateId',
   'duplicateUsername',
   'usernameTaken',

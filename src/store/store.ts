@@ -20,6 +20,7 @@ export interface OwnerInfo {
 
 /** The user bound to a live session, with what the HTTP layer needs beyond OwnerInfo. */
 export interface SessionUser extends OwnerInfo {
+  /** frozen (403 FROZEN_ACCOUNT): named after its column, users.is_suspended, as in UserRecord */
   is_suspended: boolean
   /**
    * The owner's listing generation: changed by the database, in the writing transaction,
@@ -108,6 +109,7 @@ export interface FolderPage {
 }
 
 export interface UserRecord extends OwnerInfo {
+  /** frozen: the users column and the import file's field keep the product's name */
   is_suspended: boolean
   email: string | null
   password_hash: string | null
@@ -140,7 +142,7 @@ export interface FileRecord {
 }
 
 /** A record to write, with `at` naming where it came from (`folders[3]`) for error messages. */
-export interface ImportEntry<T> {
+interface ImportEntry<T> {
   at: string
   row: T
 }
@@ -455,8 +457,8 @@ export interface AdminStore {
   findUser(idOrUsername: string): Promise<UserRecord | null>
   /** Every user, ordered by username. */
   listUsers(): Promise<UserRecord[]>
-  /** Sets the frozen flag; false when no such user. */
-  setUserSuspended(userId: string, suspended: boolean, now: number): Promise<boolean>
+  /** Sets the frozen flag (the users.is_suspended column); false when no such user. */
+  setUserFrozen(userId: string, frozen: boolean, now: number): Promise<boolean>
   /** Ends a session; false when no such session. */
   deleteSession(sessionId: string): Promise<boolean>
   /**

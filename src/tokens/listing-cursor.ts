@@ -36,7 +36,6 @@ export interface OpenedCursor extends Seek {
   nameDigest: Buffer | null
 }
 
-export { MAX_TOKEN_LENGTH }
 const VERSION = 1
 const FIXED_BYTES = 1 + 8 + 16
 const MAX_PAYLOAD = Math.floor((MAX_TOKEN_LENGTH * 3) / 4) - SEAL_OVERHEAD

@@ -132,7 +132,7 @@ describe('folder-service user, session, folder', { concurrency: true }, () => {
         })
 
         it('`user list` and `--json` show id, username and frozen, never the e-mail', async () => {
-          await db.store.setUserSuspended(FRANK, true, Date.now())
+          await db.store.setUserFrozen(FRANK, true, Date.now())
           try {
             const [text, json] = await runAll([
               ['user', 'list', '--db', db.url],
@@ -162,7 +162,7 @@ describe('folder-service user, session, folder', { concurrency: true }, () => {
             )
             assert.equal(users.length, (await db.counts()).users)
           } finally {
-            await db.store.setUserSuspended(FRANK, false, Date.now())
+            await db.store.setUserFrozen(FRANK, false, Date.now())
           }
         })
       })

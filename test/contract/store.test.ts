@@ -590,14 +590,14 @@ for (const backend of allBackends()) {
         assert.equal(await store.countUsers(), before + 1)
       })
 
-      it('setUserSuspended freezes and thaws; false for an unknown user', async () => {
+      it('setUserFrozen freezes and thaws; false for an unknown user', async () => {
         const id = users.erin.id
-        assert.equal(await store.setUserSuspended(id, true, NOW), true)
+        assert.equal(await store.setUserFrozen(id, true, NOW), true)
         assert.equal((await store.findSessionUser(sessions.erinLive.id, NOW))?.is_suspended, true)
         assert.equal((await store.findUser(id))?.is_suspended, true)
-        assert.equal(await store.setUserSuspended(id, false, NOW + 1), true)
+        assert.equal(await store.setUserFrozen(id, false, NOW + 1), true)
         assert.equal((await store.findSessionUser(sessions.erinLive.id, NOW))?.is_suspended, false)
-        assert.equal(await store.setUserSuspended(UNKNOWN_ID, true, NOW), false)
+        assert.equal(await store.setUserFrozen(UNKNOWN_ID, true, NOW), false)
       })
 
       it('deleteSession ends a session once; false for an unknown session', async () => {

@@ -219,9 +219,9 @@ for (const backend of allBackends()) {
       it('follows the account state as it changes', async () => {
         const erin = { session: sessions.erinLive.id }
         assert.equal((await request(t.app, erin)).statusCode, 200)
-        assert.equal(await t.store.setUserSuspended(users.erin.id, true, NOW), true)
+        assert.equal(await t.store.setUserFrozen(users.erin.id, true, NOW), true)
         assertProblem(await request(t.app, erin), 403, 'FROZEN_ACCOUNT')
-        assert.equal(await t.store.setUserSuspended(users.erin.id, false, NOW), true)
+        assert.equal(await t.store.setUserFrozen(users.erin.id, false, NOW), true)
         const res = await request(t.app, erin)
         assert.equal(res.statusCode, 200)
         assert.deepEqual(

@@ -14,7 +14,7 @@ import {
 import { appOver, listBody, request, type TestApp } from '../helpers/apps/test-app.js'
 import { JSON_TYPE, assertProblem, assertUnauthorized, header } from '../helpers/http/http-asserts.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
-import { beginDraining } from '../../src/http/drain.js'
+import { beginDraining } from '../../src/http/plugins/drain.js'
 
 /**
  * GET /v1/folders/changes over HTTP (docs/api.md "Changes"): every status and parameter rule,

@@ -93,9 +93,9 @@ describe('listing cache over SQLite', () => {
 
   it('never caches authorisation: a freeze or a revocation elsewhere applies at once', async () => {
     assert.equal((await list()).statusCode, 200)
-    await other.setUserSuspended(OWNER, true, now + 2)
+    await other.setUserFrozen(OWNER, true, now + 2)
     assert.equal((await list()).statusCode, 403)
-    await other.setUserSuspended(OWNER, false, now + 3)
+    await other.setUserFrozen(OWNER, false, now + 3)
     assert.equal((await list()).statusCode, 200)
     await other.deleteSession(SESSION)
     assert.equal((await list()).statusCode, 401)

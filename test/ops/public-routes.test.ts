@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
-import { SECURITY_HEADERS } from '../../src/http/security-headers.js'
+import { SECURITY_HEADERS } from '../../src/http/plugins/security-headers.js'
 import { logRecords, startService, ensureBuilt } from '../helpers/processes/cli.js'
 import { useSeededApp } from '../helpers/apps/operability-db.js'
 

@@ -6,7 +6,7 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
-import { restartDelayMs } from '../../src/cluster.js'
+import { restartDelayMs } from '../../src/process/cluster.js'
 import { ConfigError, loadWorkers } from '../../src/config.js'
 import { logRecords, startService, type Service } from '../helpers/processes/cli.js'
 

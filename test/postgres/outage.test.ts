@@ -225,7 +225,7 @@ describe('postgres outage: a pooled connection found dead', () => {
     const server = await fakeServer(firstConnectionDies())
     const store = createPostgresStore(urlFor(server.port), settings)
     try {
-      const { error } = await timed(store.setUserSuspended(OWNER, true, Date.now()))
+      const { error } = await timed(store.setUserFrozen(OWNER, true, Date.now()))
       assertUnavailable(error, /is unavailable: terminating connection due to administrator command$/)
       assert.equal((error.cause as { code?: string }).code, '57P01')
       assert.equal(server.accepted(), 1)
@@ -358,7 +358,7 @@ describe('postgres outage: backends terminated on a real server', { skip }, () =
       assert.ok(pids.length > 0, 'the pool holds connections')
       await terminate(admin, pids)
       const { failures, value } = await failuresBeforeSuccess(
-        () => store.setUserSuspended(OWNER, false, Date.now()),
+        () => store.setUserFrozen(OWNER, false, Date.now()),
         2,
       )
       assert.ok(failures <= 1)

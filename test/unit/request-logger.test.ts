@@ -3,9 +3,9 @@ import { Writable } from 'node:stream'
 import type { IncomingMessage } from 'node:http'
 import { describe, it } from 'node:test'
 import Fastify, { type FastifyBaseLogger } from 'fastify'
-import { lazyRequestLogger } from '../../src/http/request-logger.js'
+import { lazyRequestLogger } from '../../src/http/plugins/request-logger.js'
 
-/** The request logger made when it first writes (http/request-logger.ts). */
+/** The request logger made when it first writes (http/plugins/request-logger.ts). */
 
 function logged(level: string) {
   const lines: string[] = []

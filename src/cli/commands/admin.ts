@@ -60,7 +60,7 @@ function registerUserCommands(program: Command): void {
       .action((ref: string, options: JsonOption) =>
         withStore(options, async (store) => {
           const found = await requireUser(store, ref)
-          await store.setUserSuspended(found.id, frozen, Date.now())
+          await store.setUserFrozen(found.id, frozen, Date.now())
           print(
             options.json,
             { ...publicUser(found), frozen },

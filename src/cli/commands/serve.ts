@@ -36,11 +36,11 @@ export function registerServeCommand(program: Command): void {
         })
         const workers = loadWorkers(process.env, options.workers)
         if (workers > 1 && cluster.isPrimary) {
-          const { runPrimary } = await import('../../cluster.js')
+          const { runPrimary } = await import('../../process/cluster.js')
           process.exit(await runPrimary(config, workers))
         }
         // Loaded here, not at the top: the other commands never pay for the HTTP stack.
-        const { startServer } = await import('../../server.js')
+        const { startServer } = await import('../../process/server.js')
         await startServer(config)
       } catch (error) {
         fail(error)

@@ -35,7 +35,7 @@ export const CLIENT_TIMEOUT_GRACE_MS = 500
 /** Idle pooled connections send TCP keepalives after this, so middleboxes keep them open. */
 const KEEPALIVE_DELAY_MS = 10_000
 
-export function createPool(url: string, settings: PoolSettings): pg.Pool {
+function createPool(url: string, settings: PoolSettings): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max: settings.poolSize,

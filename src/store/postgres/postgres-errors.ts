@@ -98,7 +98,7 @@ export function isDeadConnection(error: unknown): boolean {
  * The one-line reason of a failure. Server messages and socket error codes name no secret;
  * an AggregateError (IPv4 and IPv6 both refused) has an empty message but a code.
  */
-export function reasonOf(error: unknown): string {
+function reasonOf(error: unknown): string {
   if (!(error instanceof Error)) return String(error)
   const code = codeOf(error)
   if (!(error instanceof pg.DatabaseError) && code !== undefined && NETWORK_CODES.has(code)) return code

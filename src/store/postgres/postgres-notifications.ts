@@ -10,7 +10,7 @@ import pg from 'pg'
  * mode (PgBouncer) the LISTEN succeeds but nothing arrives: the poll alone wakes followers.
  */
 
-export const CHANGES_CHANNEL = 'folder_service_changes'
+const CHANGES_CHANNEL = 'folder_service_changes'
 
 const FIRST_RETRY_MS = 250
 const LAST_RETRY_MS = 10_000

@@ -438,7 +438,7 @@ export const LIST_USERS: QueryConfig = { text: `SELECT ${USER_COLUMNS} FROM user
 export const COUNT_USERS: QueryConfig = { text: 'SELECT count(*) AS n FROM users' }
 
 /** $1 user, $2 the frozen flag, $3 now: sets the user's frozen flag. */
-export const SET_USER_SUSPENDED: QueryConfig = {
+export const SET_USER_FROZEN: QueryConfig = {
   text: 'UPDATE users SET is_suspended = $2, updated_at = $3::timestamptz WHERE id = $1',
 }
 

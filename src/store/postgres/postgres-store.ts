@@ -62,7 +62,7 @@ import {
   RENAME_FOLDER,
   SEEK,
   SESSION_USERS,
-  SET_USER_SUSPENDED,
+  SET_USER_FROZEN,
   STORE_NATURAL_KEYS,
   UNKEYED,
   type GenerationRow,
@@ -416,10 +416,10 @@ export class PostgresStore implements Store {
     return rows.map(toUser)
   }
 
-  async setUserSuspended(userId: string, suspended: boolean, now: number): Promise<boolean> {
+  async setUserFrozen(userId: string, frozen: boolean, now: number): Promise<boolean> {
     if (!isStoredId(userId)) return false
     const { rowCount } = await this.db.query(
-      { ...SET_USER_SUSPENDED, values: [userId, suspended, formatTimestamp(now)] },
+      { ...SET_USER_FROZEN, values: [userId, frozen, formatTimestamp(now)] },
       WRITE,
     )
     return (rowCount ?? 0) > 0

@@ -1,6 +1,6 @@
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
-import { ensureDirectory } from '../../ensure-directory.js'
+import { ensureDirectory } from './ensure-directory.js'
 import { StoreUnavailableError } from '../store.js'
 
 /**

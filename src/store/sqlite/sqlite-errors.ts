@@ -9,7 +9,7 @@ import { StoreUnavailableError } from '../store.js'
 /** SQLite result codes that mean "the database is not usable right now", not a bad query. */
 const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|NOTADB|CORRUPT|READONLY)/
 
-export function isSqliteError(error: unknown): error is Error & { code: string } {
+function isSqliteError(error: unknown): error is Error & { code: string } {
   return error instanceof Error && typeof (error as { code?: unknown }).code === 'string'
 }
 

@@ -72,8 +72,8 @@ function stagedValues(item: ImportItem): unknown[] {
   switch (item.kind) {
     case 'users': {
       const u = item.row
-      const suspended = u.is_suspended ? 1 : 0
-      return [u.id, u.username, u.email, u.avatar_url, u.password_hash, suspended, u.created_at, u.updated_at]
+      const frozen = u.is_suspended ? 1 : 0
+      return [u.id, u.username, u.email, u.avatar_url, u.password_hash, frozen, u.created_at, u.updated_at]
     }
     case 'sessions': {
       const s = item.row

@@ -19,7 +19,7 @@ export type SessionRow = [
   id: string,
   username: string,
   avatar_url: string | null,
-  suspended: number,
+  frozen: number,
   generation: number,
 ]
 /** The columns of each listing order, the sort key first (docs/api.md "Order"). */
@@ -106,7 +106,7 @@ export interface HotStatements {
  * A page read forwards, or backwards from the end (see store/page-window.ts); or, for a
  * continuation token, the rows after or before a key, found by seeking the index.
  */
-export interface PageStatements {
+interface PageStatements {
   forward: Database.Statement
   fromEnd: Database.Statement
   after: Database.Statement
@@ -209,7 +209,7 @@ export const LIST_USERS = `SELECT ${USER_COLUMNS} FROM users ORDER BY username`
 export const COUNT_USERS = 'SELECT count(*) FROM users'
 
 /** Frozen flag (0/1), now, user: sets the user's frozen flag. */
-export const SET_USER_SUSPENDED = 'UPDATE users SET is_suspended = ?, updated_at = ? WHERE id = ?'
+export const SET_USER_FROZEN = 'UPDATE users SET is_suspended = ?, updated_at = ? WHERE id = ?'
 
 /** Session: deletes it. */
 export const DELETE_SESSION = 'DELETE FROM sessions WHERE id = ?'

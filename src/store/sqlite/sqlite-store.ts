@@ -53,7 +53,7 @@ import {
   prepareHotStatements,
   PRUNABLE_CHANGES,
   RENAME_FOLDER,
-  SET_USER_SUSPENDED,
+  SET_USER_FROZEN,
   type ChangeStatements,
   type HotStatements,
   type LogRow,
@@ -71,7 +71,7 @@ function toFolder(row: Row): FolderRecord {
 }
 
 /** Between two reads of data_version while someone waits: a fraction of a millisecond each. */
-export const DATA_VERSION_CHECK_MS = 25
+const DATA_VERSION_CHECK_MS = 25
 
 /** The embedded backend: better-sqlite3 on one file in WAL mode (see openStore). */
 export class SqliteStore implements Store {
@@ -122,8 +122,8 @@ export class SqliteStore implements Store {
     return this.run(() => {
       const row = this.q.sessionUser.get(sessionId, now) as SessionRow | undefined
       if (row === undefined) return null
-      const [id, username, avatar_url, suspended, generation] = row
-      return { id, username, avatar_url, is_suspended: suspended === 1, generation }
+      const [id, username, avatar_url, frozen, generation] = row
+      return { id, username, avatar_url, is_suspended: frozen === 1, generation }
     })
   }
 
@@ -377,8 +377,8 @@ export class SqliteStore implements Store {
     return this.run(() => (this.db.prepare(LIST_USERS).all() as Row[]).map(toUser))
   }
 
-  setUserSuspended(userId: string, suspended: boolean, now: number): Promise<boolean> {
-    return this.run(() => this.db.prepare(SET_USER_SUSPENDED).run(suspended ? 1 : 0, now, userId).changes > 0)
+  setUserFrozen(userId: string, frozen: boolean, now: number): Promise<boolean> {
+    return this.run(() => this.db.prepare(SET_USER_FROZEN).run(frozen ? 1 : 0, now, userId).changes > 0)
   }
 
   deleteSession(sessionId: string): Promise<boolean> {

@@ -28,7 +28,7 @@ export function countingCalls(store: Store, method: keyof Store): { store: Store
 }
 
 /** The store, with a count of its listFolders calls: a cached answer makes none. */
-export function countingReads(store: Store): { store: Store; reads: () => number } {
+function countingReads(store: Store): { store: Store; reads: () => number } {
   const { store: wrapped, calls } = countingCalls(store, 'listFolders')
   return { store: wrapped, reads: calls }
 }

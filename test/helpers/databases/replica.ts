@@ -65,7 +65,7 @@ export function replicaCluster(action: 'stop' | 'start'): void {
 }
 
 /** Resolves once the store's replica answered a probe (it is in rotation), or throws. */
-export async function waitForReplicaInRotation(store: Store, timeoutMs = 20_000): Promise<void> {
+async function waitForReplicaInRotation(store: Store, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (routing(store).replicas[0]?.lagSeconds == null) {
     if (Date.now() > deadline) throw new Error('the replica did not come into rotation')

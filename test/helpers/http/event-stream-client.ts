@@ -8,14 +8,14 @@ import { request, type IncomingMessage } from 'node:http'
  * stream, and keeps every event and comment in arrival order.
  */
 
-export interface StreamedEvent {
+interface StreamedEvent {
   event: string
   data: string
   /** the last event id after this event (what a reconnect sends as Last-Event-ID) */
   id: string
 }
 
-export type StreamItem =
+type StreamItem =
   { kind: 'event'; event: StreamedEvent } | { kind: 'comment'; text: string } | { kind: 'retry'; ms: number }
 
 export interface OpenedStream {

@@ -5,7 +5,7 @@ import { problemBody, type ProblemJson } from '../apps/test-app.js'
 
 /** Assertions shared by the HTTP contract suites (docs/api.md, 200 answers and "Errors"). */
 
-export const CHALLENGE = 'Cookie realm="folder-service", cookie-name="session_id"'
+const CHALLENGE = 'Cookie realm="folder-service", cookie-name="session_id"'
 export const JSON_TYPE = 'application/json; charset=utf-8'
 export const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 export const LOWER_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -29,7 +29,7 @@ export function linkTargets(res: LightMyRequestResponse): Record<string, string>
   return parsed
 }
 
-export function mediaType(res: LightMyRequestResponse): string | undefined {
+function mediaType(res: LightMyRequestResponse): string | undefined {
   return header(res, 'content-type')?.split(';')[0]?.trim().toLowerCase()
 }
 

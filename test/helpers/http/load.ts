@@ -39,7 +39,7 @@ export interface LoadOptions {
 }
 
 /** One request; never rejects (the outcome says how it ended). */
-export function sendRequest(
+function sendRequest(
   agent: http.Agent,
   base: string,
   path: string,

@@ -64,13 +64,13 @@ export async function tableCounts(url: string): Promise<TableCounts> {
   return counts
 }
 
-export interface ListedFolder {
+interface ListedFolder {
   id: string
   name: string
   folder_id: string | null
 }
 
-export interface Listing {
+interface Listing {
   status: number
   body: { code?: string; folders?: ListedFolder[]; total?: number }
 }

@@ -56,7 +56,7 @@ export function codeSpan(cell: string): string | undefined {
 }
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
-export function headingAnchor(title: string): string {
+function headingAnchor(title: string): string {
   return title
     .toLowerCase()
     .replace(/[^\p{L}\p{N}\s_-]/gu, '')

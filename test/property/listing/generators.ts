@@ -189,7 +189,7 @@ const baseName = fc.oneof(
   { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 240, maxLength: 255 }) },
 )
 
-export const rawNameArb: fc.Arbitrary<string> = fc
+const rawNameArb: fc.Arbitrary<string> = fc
   .tuple(fc.constantFrom(...WHITESPACE), baseName, fc.constantFrom(...WHITESPACE))
   .map(([l, n, r]) => `${l}${n}${r}`)
   .filter(validName)

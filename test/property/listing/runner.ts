@@ -26,12 +26,6 @@ import { applyAction, type TargetDb } from './writes.js'
  * runs stay bounded. Shrinking re-imports under new ids, so it works unchanged.
  */
 
-export interface PropertyTarget {
-  backend: Backend
-  /** replaced every `recycleEvery` cases */
-  recycleEvery?: number
-}
-
 /** One backend's database and app, reopened every `recycleEvery` cases. */
 class Target {
   private opened: (TargetDb & { app: FastifyInstance; cleanup(): Promise<void> }) | undefined

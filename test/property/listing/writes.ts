@@ -50,7 +50,7 @@ export async function applyAction(
     case 'freeze':
     case 'unfreeze': {
       const id = pick(c.userIds) as string
-      assert.equal(await store.setUserSuspended(id, action.kind === 'freeze', now), true)
+      assert.equal(await store.setUserFrozen(id, action.kind === 'freeze', now), true)
       const user = c.model.users.get(id) as ModelUser
       c.model.users.set(id, { ...user, is_suspended: action.kind === 'freeze' })
       break

@@ -1,4 +1,4 @@
-import { CLI } from '../harness/build.js'
+import { CLI } from '../../harness/build.js'
 import { HOST, runToEnd, spawnChild, waitForHttp, type Child } from './processes.js'
 
 /**

@@ -1,5 +1,5 @@
-import { MISSING } from './auth.js'
-import { problemBody, problems, type HttpProblem } from './problems.js'
+import { MISSING } from '../auth.js'
+import { problemBody, problems, type HttpProblem } from '../problems.js'
 
 /**
  * Example bodies for the OpenAPI document, made by the same code that makes real answers

@@ -1,5 +1,5 @@
 import { cpus, loadavg, platform, release, totalmem } from 'node:os'
-import type { BackendResult } from './backend.js'
+import type { BackendResult } from './backend-result.js'
 import { FLOOR_NAMES, SERVICE_VARIANTS } from './floor.js'
 import type { Failures } from './load.js'
 import { formatProfile } from './profile-summary.js'
@@ -13,7 +13,7 @@ export interface Verdict {
   met: boolean
 }
 
-export const TARGETS = {
+const TARGETS = {
   /** SQLite: read-only / the node:http ceiling (the bench's service, and at its defaults) */
   ratio: { sqlite: 0.45 },
   /** SQLite, cached, at the service's defaults: server CPU per request / Fastify + lookup's */
@@ -44,7 +44,7 @@ export function machineInfo() {
   }
 }
 
-export function hugeRatios(r: BackendResult): { hugeOverSmall: number | null; lastOverSmall: number | null } {
+function hugeRatios(r: BackendResult): { hugeOverSmall: number | null; lastOverSmall: number | null } {
   const small = r.probes.small.latencyMs.p50
   return {
     hugeOverSmall: r.probes.hugeFirst === null ? null : r.probes.hugeFirst.latencyMs.p50 / small,
@@ -53,7 +53,7 @@ export function hugeRatios(r: BackendResult): { hugeOverSmall: number | null; la
 }
 
 /** Every phase that talked to the service, with its failures. */
-export function servicePhases(r: BackendResult): [string, Failures & { requests: number }][] {
+function servicePhases(r: BackendResult): [string, Failures & { requests: number }][] {
   const phases: [string, Failures & { requests: number }][] = [
     ['verify (sequential)', r.verify],
     ['read-only load', r.mixed],
@@ -74,7 +74,7 @@ const LOOKUP_FLOOR = FLOOR_NAMES['node-lookup']
 const FASTIFY_LOOKUP_FLOOR = FLOOR_NAMES['fastify-lookup']
 
 /** Share of read-only throughput a server keeps under writes (same server in both phases). */
-export function keptUnderWrites(r: BackendResult, name: string): number | null {
+function keptUnderWrites(r: BackendResult, name: string): number | null {
   const before = r.floor.readOnly.find((row) => row.name === name)
   const after = r.floor.withWrites?.find((row) => row.name === name)
   return before === undefined || after === undefined ? null : after.median.reqPerSec / before.median.reqPerSec

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
-import { compareCodePoints } from '../src/ordering/code-points.js'
+import { compareCodePoints } from '../../src/ordering/code-points.js'
 
 /**
  * The generated data set, written as an import file (docs/api.md "Import format"), and what the

@@ -13,7 +13,7 @@ import fp from 'fastify-plugin'
  * that load balancers stop routing here before connections would be refused.
  */
 
-export interface DrainState {
+interface DrainState {
   draining: boolean
 }
 

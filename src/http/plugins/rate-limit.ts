@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit'
 import fp from 'fastify-plugin'
-import { requestSessionCookie } from './auth.js'
-import { HttpProblem } from './problems.js'
+import { requestSessionCookie } from '../auth.js'
+import { HttpProblem } from '../problems.js'
 
 /**
  * Rate limiting of the routes of the context it is registered in: per session for the API,
@@ -21,14 +21,14 @@ const TRACKED_KEYS = 10_000
  * The session id when the cookie holds a well-formed one (the same parse the auth hook
  * uses), otherwise the client address (IPv6 folded to its /64, as the plugin does).
  */
-export function rateLimitKey(request: FastifyRequest): string {
+function rateLimitKey(request: FastifyRequest): string {
   const cookie = requestSessionCookie(request)
   if (typeof cookie === 'object') return `session:${cookie.id}`
   return addressKey(request)
 }
 
 /** The client address alone: the public routes' key, where a cookie proves nothing. */
-export function addressKey(request: FastifyRequest): string {
+function addressKey(request: FastifyRequest): string {
   return `address:${normalizeIP(request.ip)}`
 }
 

@@ -18,7 +18,7 @@ interface CpuProfile {
   timeDeltas: number[]
 }
 
-export interface ProfileShare {
+interface ProfileShare {
   name: string
   ms: number
   share: number

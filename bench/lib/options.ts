@@ -75,7 +75,7 @@ and measures it on 127.0.0.1: read-only load, the same load while a second proce
 straight to the database (every write's listing checked for staleness), in rounds that
 alternate with its floor: a plain node:http server that answers with the same bytes
 (Node's ceiling on this machine), Fastify sending them, and both plus the one session
-lookup per request (bench/floor-server.ts); the service also runs at its own defaults
+lookup per request (bench/lib/floor-server.ts); the service also runs at its own defaults
 (LOG_LEVEL=info, rate limits on) and uncached (LISTING_CACHE_MB=0) in the read-only rounds.
 SQLite always; PostgreSQL too when --db or
 TEST_DATABASE_URL names one. Results: bench/results/<timestamp>.json and latest.json.

@@ -17,7 +17,7 @@ import { FLOOR_KINDS, READY_PATH, type FloorKind, type RecordedResponse } from '
  *   read-only better-sqlite3 connection, or PostgreSQL with one pg query per request. An
  *   unknown session gets 401, so the lookup's answer is used.
  *
- * Usage: node --import tsx bench/floor-server.ts KIND PORT RESPONSE_JSON [DATABASE_URL]
+ * Usage: node --import tsx bench/lib/floor-server.ts KIND PORT RESPONSE_JSON [DATABASE_URL]
  */
 
 /** The service's pool default (DB_POOL_SIZE). */

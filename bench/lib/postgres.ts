@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { withClient } from '../harness/postgres-client.js'
+import { withClient } from '../../harness/postgres-client.js'
 
 // The bench's own modules take it from here; the code lives in harness/ because the replica tests use it too.
 export { withClient }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { ensureBuilt } from '../harness/build.js'
+import { ensureBuilt } from '../../harness/build.js'
 import { benchDatabase, redactUrl } from './postgres.js'
 import { stopAllChildren } from './processes.js'
 
@@ -14,7 +14,7 @@ import { stopAllChildren } from './processes.js'
  * the bench is stopped at the end, however it ends.
  */
 
-export type BackendChoice = 'all' | 'sqlite' | 'postgres'
+type BackendChoice = 'all' | 'sqlite' | 'postgres'
 
 export interface BenchCommand {
   huge: number
@@ -24,7 +24,7 @@ export interface BenchCommand {
   numbers: Record<string, number>
 }
 
-const root = fileURLToPath(new URL('..', import.meta.url))
+const root = fileURLToPath(new URL('../..', import.meta.url))
 
 export async function runBenchCommand(
   numbers: Record<string, string>,

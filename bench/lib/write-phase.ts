@@ -7,7 +7,7 @@ import type { WriterPlan, WriterReport, WriterUser } from './writer.js'
 export type { WriterReport } from './writer.js'
 
 /**
- * Starts bench/writer.ts as a child process (its own event loop and database connection,
+ * Starts bench/lib/writer.ts as a child process (its own event loop and database connection,
  * as another service's would be) and collects its report when stopped.
  */
 export function startWriter(
@@ -19,7 +19,7 @@ export function startWriter(
   const child = spawnChild(
     'writer',
     process.execPath,
-    ['--import', 'tsx', 'bench/writer.ts', file],
+    ['--import', 'tsx', 'bench/lib/writer.ts', file],
     process.env,
     ctx.root,
   )

@@ -10,7 +10,7 @@ import { createWriteStream } from 'node:fs'
  */
 
 /** A UUID (version 4 layout) derived from (kind, n): distinct for distinct inputs. */
-export function derivedId(kind: number, n: number): string {
+function derivedId(kind: number, n: number): string {
   const hex = (v: number, width: number) => (v >>> 0).toString(16).padStart(width, '0').slice(-width)
   const mix = (x: number) => {
     let h = Math.imul(x ^ 0x9e3779b9, 0x85ebca6b)
@@ -25,15 +25,15 @@ export function derivedId(kind: number, n: number): string {
   return `${hex(a, 8)}-${hex(b, 4)}-4${hex(b >>> 16, 3)}-${hex(0x8000 | (kind & 0x3fff), 4)}-${hex(high, 4)}${hex(n, 8)}`
 }
 
-export const FOLDERS_PER_OWNER = 10_000
+const FOLDERS_PER_OWNER = 10_000
 const BLOCK = 1_000
 
-export function ownerOf(folder: number): number {
+function ownerOf(folder: number): number {
   return Math.floor(folder / FOLDERS_PER_OWNER)
 }
 
 /** The parent of folder n: null for the first folders of an owner, else an earlier one of the same owner. */
-export function parentOf(folder: number): number | null {
+function parentOf(folder: number): number | null {
   const first = ownerOf(folder) * FOLDERS_PER_OWNER
   const local = folder - first
   if (local < 20) return null

@@ -1,5 +1,5 @@
 import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
-import { UNMATCHED_ROUTE, type AppMetrics } from './metrics.js'
+import { UNMATCHED_ROUTE, type AppMetrics } from '../metrics.js'
 
 /**
  * Every finished request, recorded once: its metrics (http_request_duration_seconds, and

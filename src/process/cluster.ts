@@ -1,8 +1,8 @@
 import cluster, { type Worker } from 'node:cluster'
 import { hostname } from 'node:os'
-import type { Config } from './config.js'
-import { openStore } from './store/open-store.js'
-import { announceListening } from './service-url.js'
+import type { Config } from '../config.js'
+import { openStore } from '../store/open-store.js'
+import { announceListening } from '../service-url.js'
 
 /**
  * WORKERS > 1: the primary process forks that many workers (node:cluster), each a whole

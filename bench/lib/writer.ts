@@ -22,7 +22,7 @@ import { generator } from './dataset.js'
  * A user with a write or check in flight is not written again until the check is done; at
  * most MAX_IN_FLIGHT writes with their checks are under way at once.
  *
- *   node --import tsx bench/writer.ts PLAN_JSON
+ *   node --import tsx bench/lib/writer.ts PLAN_JSON
  *
  * Runs until SIGTERM (or the plan's `seconds`), then prints one line `WRITER_JSON {...}`.
  */

@@ -65,7 +65,7 @@ export async function startFloorServers(
       const child = spawnChild(
         `floor server (${kind})`,
         process.execPath,
-        ['--import', 'tsx', 'bench/floor-server.ts', kind, String(port), file, url],
+        ['--import', 'tsx', 'bench/lib/floor-server.ts', kind, String(port), file, url],
         process.env,
         ctx.root,
       )

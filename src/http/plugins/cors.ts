@@ -12,7 +12,7 @@ import fastifyCors from '@fastify/cors'
  */
 
 /** Response headers a browser script may read, beyond the CORS-safelisted ones. */
-export const EXPOSED_HEADERS = [
+const EXPOSED_HEADERS = [
   'ETag',
   'Link',
   'X-Request-Id',
@@ -22,7 +22,7 @@ export const EXPOSED_HEADERS = [
   'RateLimit-Reset',
 ]
 /** Request headers a browser script may send, beyond the CORS-safelisted ones. */
-export const ALLOWED_HEADERS = ['If-None-Match', 'X-Request-Id']
+const ALLOWED_HEADERS = ['If-None-Match', 'X-Request-Id']
 const PREFLIGHT_MAX_AGE_SECONDS = 600
 
 export const corsPlugin = fp(

@@ -1,8 +1,8 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { normalizeIP } from '@fastify/rate-limit'
-import { requestSessionCookie } from './auth.js'
-import { HttpProblem } from './problems.js'
+import { requestSessionCookie } from '../auth.js'
+import { HttpProblem } from '../problems.js'
 import { RATE_LIMIT_WINDOW_MS } from './rate-limit.js'
 
 /**
