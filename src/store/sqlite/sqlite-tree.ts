@@ -9,6 +9,7 @@ import type {
   TreePageResult,
 } from '../store.js'
 import { ALL_ROWS } from '../store.js'
+import { walkTree, type WalkReads } from '../tree-walk.js'
 
 /**
  * The folder tree's reads on SQLite (Store.readTreePage, Store.readTreeLog), each run by the
@@ -33,24 +34,17 @@ const IN_TREE = `
    WHERE f.id = $id AND EXISTS (SELECT 1 FROM up WHERE parent IS $root)`
 
 /**
- * The subtree below $top ($top NULL with $root NULL: the user's root), in (depth, id) order
- * after ($depth, $after), at most $limit. Descendants of a folder in the tree cannot form a
- * cycle (each one's parents lead up to it); $root is never walked into again. CROSS JOIN
- * keeps SQLite's join order (each step seeks the listing index by parent; left free, the
- * planner scanned all the owner's folders per step: 6 s per page of a 10,100-folder tree).
+ * The tree walk's two reads (src/store/tree-walk.ts), each a seek: the first live child of
+ * $parent (NULL: the user's root) with id after $after, on folders_tree; and the parent of a
+ * live folder. $root is never walked into again (a parent cycle written by hand through it).
  */
-const SUBTREE = `
-  WITH RECURSIVE down(id, depth) AS (
-    SELECT id, 1 FROM folders
-     WHERE folder_id IS $top AND owner_id = $owner AND is_deleted = 0 AND id IS NOT $root
-    UNION ALL
-    SELECT c.id, down.depth + 1 FROM down CROSS JOIN folders AS c ON c.folder_id = down.id
-     WHERE c.owner_id = $owner AND c.is_deleted = 0 AND c.id IS NOT $root
-  )
-  SELECT f.id, f.name, f.folder_id, f.created_at, f.updated_at, down.depth
-    FROM down CROSS JOIN folders AS f ON f.id = down.id
-   WHERE (down.depth, down.id) > ($depth, $after)
-   ORDER BY down.depth, down.id LIMIT $limit`
+const FIRST_CHILD = `
+  SELECT id, name, folder_id, created_at, updated_at FROM folders
+   WHERE owner_id = $owner AND folder_id IS $parent AND is_deleted = 0 AND id > $after AND id IS NOT $root
+   ORDER BY id LIMIT 1`
+
+const PARENT = `
+  SELECT folder_id FROM folders WHERE id = $id AND owner_id = $owner AND is_deleted = 0 AND id IS NOT $root`
 
 const LOG = `
   SELECT generation, id, kind, parent_id, folder_id FROM folder_changes
@@ -65,7 +59,8 @@ export interface TreeStatements {
   owner: Database.Statement
   liveFolder: Database.Statement
   inTree: Database.Statement
-  subtree: Database.Statement
+  firstChild: Database.Statement
+  parent: Database.Statement
   log: Database.Statement
   valid: Database.Statement
 }
@@ -75,7 +70,8 @@ export function prepareTreeStatements(db: Database.Database, valid: Database.Sta
     owner: db.prepare('SELECT id, username, avatar_url, listing_generation FROM users WHERE id = ?'),
     liveFolder: db.prepare('SELECT 1 FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0').pluck(),
     inTree: db.prepare(IN_TREE),
-    subtree: db.prepare(SUBTREE),
+    firstChild: db.prepare(FIRST_CHILD),
+    parent: db.prepare(PARENT),
     log: db.prepare(LOG),
     valid,
   }
@@ -98,16 +94,13 @@ export function readTreePageNow(s: TreeStatements, q: TreePageQuery): TreePageRe
   const result = { outcome: 'page' as const, owner: info(owner), present: presentOf(owner) }
   const tree = { owner: q.ownerId, root: q.rootId }
   if (q.subtreeOf !== null && s.inTree.get({ ...tree, id: q.subtreeOf }) === undefined) {
-    return { ...result, folders: [], more: false }
+    return { ...result, folders: [], last: null, more: false }
   }
-  const rows = s.subtree.all({
-    ...tree,
-    top: q.subtreeOf ?? q.rootId,
-    depth: q.after?.depth ?? 0,
-    after: q.after?.id ?? '',
-    limit: q.limit + 1,
-  }) as Array<FolderRow & { depth: number }>
-  return { ...result, folders: rows.slice(0, q.limit), more: rows.length > q.limit }
+  const reads: WalkReads = {
+    firstChild: (parent, after) => s.firstChild.get({ ...tree, parent, after }) as FolderRow | undefined,
+    parentOf: (id) => (s.parent.get({ ...tree, id }) as { folder_id: string | null } | undefined)?.folder_id,
+  }
+  return { ...result, ...walkTree(reads, q.subtreeOf ?? q.rootId, q.after, q.limit) }
 }
 
 interface RawLogRow {
