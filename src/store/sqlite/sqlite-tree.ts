@@ -35,16 +35,17 @@ const IN_TREE = `
 
 /**
  * The tree walk's two reads (src/store/tree-walk.ts), each a seek: the first live child of
- * $parent (NULL: the user's root) with id after $after, on folders_tree; and the parent of a
- * live folder. $root is never walked into again (a parent cycle written by hand through it).
+ * a parent (NULL: the user's root) with id after a given one, on folders_tree; and the parent of a
+ * live folder. The tree's root is never walked into again (a parent cycle written by hand
+ * through it). Positional parameters: bound once per folder sent, faster than named ones.
  */
 const FIRST_CHILD = `
   SELECT id, name, folder_id, created_at, updated_at FROM folders
-   WHERE owner_id = $owner AND folder_id IS $parent AND is_deleted = 0 AND id > $after AND id IS NOT $root
+   WHERE owner_id = ? AND folder_id IS ? AND is_deleted = 0 AND id > ? AND id IS NOT ?
    ORDER BY id LIMIT 1`
 
 const PARENT = `
-  SELECT folder_id FROM folders WHERE id = $id AND owner_id = $owner AND is_deleted = 0 AND id IS NOT $root`
+  SELECT folder_id FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0 AND id IS NOT ?`
 
 const LOG = `
   SELECT generation, id, kind, parent_id, folder_id FROM folder_changes
@@ -71,7 +72,7 @@ export function prepareTreeStatements(db: Database.Database, valid: Database.Sta
     liveFolder: db.prepare('SELECT 1 FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0').pluck(),
     inTree: db.prepare(IN_TREE),
     firstChild: db.prepare(FIRST_CHILD),
-    parent: db.prepare(PARENT),
+    parent: db.prepare(PARENT).pluck(),
     log: db.prepare(LOG),
     valid,
   }
@@ -97,8 +98,9 @@ export function readTreePageNow(s: TreeStatements, q: TreePageQuery): TreePageRe
     return { ...result, folders: [], last: null, more: false }
   }
   const reads: WalkReads = {
-    firstChild: (parent, after) => s.firstChild.get({ ...tree, parent, after }) as FolderRow | undefined,
-    parentOf: (id) => (s.parent.get({ ...tree, id }) as { folder_id: string | null } | undefined)?.folder_id,
+    firstChild: (parent, after) =>
+      s.firstChild.get(q.ownerId, parent, after, q.rootId) as FolderRow | undefined,
+    parentOf: (id) => s.parent.get(id, q.ownerId, q.rootId) as string | null | undefined,
   }
   return { ...result, ...walkTree(reads, q.subtreeOf ?? q.rootId, q.after, q.limit) }
 }
