@@ -310,7 +310,14 @@ export type TreeLogRow =
       parentId: string | null
       /** 0: the folder's state before the change; 1: a place it was not in before (migration 010) */
       side: 0 | 1
-      /** its current state when it is in the tree now (live, the owner's, reachable from rootId); else null */
+      /**
+       * its current state when it is in the tree now (live, the owner's, reachable from
+       * rootId) and none of its ancestors comes to a new place (side 1) later in the log;
+       * else null. A folder reached now only through an ancestor's later move is sent with
+       * that ancestor's subtree when the follow reaches its row, or never, when the ancestor
+       * has left by then: sent earlier, a client that never held that ancestor could not
+       * remove it with it.
+       */
       folder: FolderRow | null
     }
 

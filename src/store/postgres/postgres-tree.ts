@@ -157,7 +157,9 @@ const TREE_PAGE: QueryConfig = {
 
 /**
  * $1 owner, $2 root, $3 and $4 the position, $5 rows to read. Validity as readChanges: a log
- * row of the owner at exactly the position's generation, and no reset after it.
+ * row of the owner at exactly the position's generation, and no reset after it. `deferred`:
+ * the rows whose folder is below one that comes to a new place (`later`) after the row, so
+ * in the tree now only through a change not followed yet: read as out of it (Store.readTreeLog).
  */
 const TREE_LOG: QueryConfig = {
   name: 'folder_service_tree_log',
@@ -175,13 +177,24 @@ const TREE_LOG: QueryConfig = {
        ORDER BY generation, id LIMIT $5::int8
     ),
     ${walkUp('SELECT folder_id FROM log')},
-    placed AS (SELECT DISTINCT start FROM up WHERE parent IS NOT DISTINCT FROM $2::uuid)
+    placed AS (SELECT DISTINCT start FROM up WHERE parent IS NOT DISTINCT FROM $2::uuid),
+    later AS (
+      SELECT folder_id, generation, id FROM folder_changes
+       WHERE owner_id = $1 AND kind = 'folder' AND place = 1 AND (generation, id) > ($3::int8, $4::int8)
+    ),
+    deferred AS (
+      SELECT DISTINCT l.id FROM log AS l
+        JOIN up ON up.start = l.folder_id AND up.parent IS DISTINCT FROM $2::uuid
+        JOIN later AS m ON m.folder_id = up.parent
+       WHERE (m.generation, m.id) > (l.generation, l.id)
+    )
   SELECT s.username, s.avatar_url, s.present, s.root_ok, s.valid,
          l.id::text AS row_id, l.generation::text AS generation, l.kind, l.parent_id, l.folder_id, l.place,
          f.name, f.folder_id AS parent_now,
          ${ms('f.created_at')} AS created_at, ${ms('f.updated_at')} AS updated_at
     FROM state AS s
-    LEFT JOIN (log AS l LEFT JOIN (placed JOIN folders AS f ON f.id = placed.start) ON f.id = l.folder_id) ON true
+    LEFT JOIN (log AS l LEFT JOIN (placed JOIN folders AS f ON f.id = placed.start)
+                ON f.id = l.folder_id AND l.id NOT IN (SELECT id FROM deferred)) ON true
    ORDER BY l.generation, l.id`,
 }
 

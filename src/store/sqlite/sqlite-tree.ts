@@ -52,6 +52,16 @@ const LOG = `
    WHERE owner_id = $owner AND (generation, id) > ($generation, $row) AND kind IN ('folder', 'owner')
    ORDER BY generation, id LIMIT $limit`
 
+/**
+ * The folders that come to a new place (side 1, migration 010) after ($generation, $row), with
+ * the position of their last such row: a folder below one of them is in the tree now only
+ * through a change the follow has not reached yet (Store.readTreeLog).
+ */
+const PLACED_LATER = `
+  SELECT folder_id, max(generation) AS generation FROM folder_changes
+   WHERE owner_id = $owner AND (generation, id) > ($generation, $row) AND kind = 'folder' AND id = 1
+   GROUP BY folder_id`
+
 interface OwnerRow extends OwnerInfo {
   listing_generation: number
 }
@@ -63,6 +73,7 @@ export interface TreeStatements {
   firstChild: Database.Statement
   parent: Database.Statement
   log: Database.Statement
+  placedLater: Database.Statement
   valid: Database.Statement
 }
 
@@ -74,6 +85,7 @@ export function prepareTreeStatements(db: Database.Database, valid: Database.Sta
     firstChild: db.prepare(FIRST_CHILD),
     parent: db.prepare(PARENT).pluck(),
     log: db.prepare(LOG),
+    placedLater: db.prepare(PLACED_LATER),
     valid,
   }
 }
@@ -124,13 +136,44 @@ export function readTreeLogNow(s: TreeStatements, q: TreeLogQuery): TreeLogResul
     limit: q.limit + 1,
   }) as RawLogRow[]
   const tree = { owner: q.ownerId, root: q.rootId }
+  const after = { owner: q.ownerId, generation: q.after.generation, row: q.after.row }
+  // A generation holds one folder's rows on SQLite (a trigger per row), so a side-1 row at a
+  // later generation is after every row of an earlier one.
+  const placedLater = new Map(
+    (s.placedLater.all(after) as { folder_id: string; generation: number }[]).map((r) => [
+      r.folder_id,
+      r.generation,
+    ]),
+  )
   const rows = raw.slice(0, q.limit).map((row): TreeLogRow => {
     const position = { generation: row.generation, row: row.id }
     if (row.kind === 'owner') return { kind: 'owner', position }
     const id = row.folder_id as string
-    const folder = (s.inTree.get({ ...tree, id }) as FolderRow | undefined) ?? null
+    let folder = (s.inTree.get({ ...tree, id }) as FolderRow | undefined) ?? null
+    if (folder !== null && placedLater.size > 0 && underLaterPlace(s, q, folder, row.generation, placedLater))
+      folder = null
     // A generation's rows are numbered by their side (migration 010): 0 old, 1 new.
     return { kind: 'folder', position, id, parentId: row.parent_id, side: row.id === 0 ? 0 : 1, folder }
   })
   return { outcome: 'log', rows, more: raw.length > q.limit, owner: info(owner), present: presentOf(owner) }
+}
+
+/**
+ * Whether an ancestor of `folder` (in the tree now) comes to a new place after `generation`:
+ * then the folder is reached now only through that later change, and the follow treats it
+ * as not in the tree until it reaches that row (Store.readTreeLog).
+ */
+function underLaterPlace(
+  s: TreeStatements,
+  q: TreeLogQuery,
+  folder: FolderRow,
+  generation: number,
+  placedLater: ReadonlyMap<string, number>,
+): boolean {
+  // In the tree now, so its parents lead up to the root without a cycle.
+  for (let at = folder.folder_id; at !== null && at !== q.rootId;) {
+    if ((placedLater.get(at) ?? 0) > generation) return true
+    at = (s.parent.get(at, q.ownerId, q.rootId) as string | null | undefined) ?? null
+  }
+  return false
 }
