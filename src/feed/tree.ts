@@ -5,6 +5,7 @@ import type { TreeQueryString } from '../schemas/tree-query.js'
 import {
   ALL_ROWS,
   type ChangePosition,
+  type TreePageResult,
   type FolderRow,
   type OwnerInfo,
   type ServingStore,
@@ -17,12 +18,14 @@ import type { ChangeWatcher, Hold } from './watcher.js'
 
 /**
  * The folder tree feed (docs/api.md "Folder tree"), knowing nothing of HTTP. One cursor
- * first sends the tree (a subtree read in (depth, id) order, so parents first), then the
+ * first sends the tree (a subtree read in a pre-order walk, so parents first:
+ * src/store/tree-walk.ts, which also argues why moves between pages lose nothing), then the
  * owner's log after the position where the download began, row by row in commit order: a
  * folder now in the tree becomes an upsert, one not in it a remove of it and its subtree,
  * and a folder that came to a new place and is in the tree (moved, undeleted, given to the
  * user) has its whole subtree sent again the same way as the download, since the client may
- * hold none of it. A folder or an ancestor moved while a subtree was being read is logged
+ * hold none of it. "In it" is as of the row: a folder reached now only through a later move
+ * of an ancestor counts as out of it until that row (Store.readTreeLog). A folder or an ancestor moved while a subtree was being read is logged
  * after the position the read began at, so the follow sends it again.
  *
  * Each answer is a faithful prefix of that sequence: it ends before a folder would appear a
@@ -86,8 +89,10 @@ export class TreeFeed {
     const binding = treeBinding(user.id, rootId)
     let from: TreeCursor | null = null
     if (cursor !== null) {
-      from = cursors.open(cursor, binding)
-      if (from === null) return { outcome: 'cursor-invalid' }
+      const opened = cursors.open(cursor, binding)
+      if (opened === 'expired') return { outcome: 'expired' }
+      if (opened === null) return { outcome: 'cursor-invalid' }
+      from = opened
     }
     const start = from
     const caughtUp =
@@ -156,24 +161,34 @@ export class TreeFeed {
         return finish(peek.rows.length > 0, null)
       }
       if (expansion !== null) {
-        const page = await this.store.readTreePage({
-          ...tree,
-          subtreeOf: expansion.top,
-          after: expansion.after,
-          limit: budget,
-        })
-        if (page.outcome !== 'page') return page
-        owner = page.owner
-        // A download begins at the position read with its first page: whatever changes
-        // after it is logged after it.
-        position ??= page.present
-        idle = false
-        for (const folder of page.folders) {
-          // At most once per answer: the rest of the subtree comes in the next one.
-          if (entries.has(folder.id)) return finish(true, null)
-          entries.set(folder.id, { entry: upsert(folder, page.owner), generation: SUBTREE_GENERATION })
-          expansion.after = { depth: folder.depth, id: folder.id }
+        // At most once per answer: a page that reaches a folder this answer already holds is
+        // read again up to the folder before it, so the cursor is that folder's path, and
+        // the rest of the subtree comes in the next answer.
+        let want = budget
+        let page: TreePageResult
+        let cut: number
+        for (;;) {
+          page = await this.store.readTreePage({
+            ...tree,
+            subtreeOf: expansion.top,
+            after: expansion.after,
+            limit: want,
+          })
+          if (page.outcome !== 'page') return page
+          // A download begins at the position read with its first page: whatever changes
+          // after it is logged after it.
+          position ??= page.present
+          cut = page.folders.findIndex((folder) => entries.has(folder.id))
+          if (cut === -1 || cut === 0) break
+          want = cut
         }
+        owner = page.owner
+        idle = false
+        if (cut === 0) return finish(true, null)
+        for (const folder of page.folders) {
+          entries.set(folder.id, { entry: upsert(folder, page.owner), generation: SUBTREE_GENERATION })
+        }
+        expansion.after = page.last
         if (page.more) return finish(true, null)
         expansion = null
         continue

@@ -244,10 +244,19 @@ export type ChangesResult =
       present: ChangePosition
     }
 
-/** A folder's place in a tree download's order: its depth below the subtree read (1: a child), then id. */
-export interface TreeKey {
+/**
+ * A folder's place in a tree download's pre-order walk (src/store/tree-walk.ts): the ids of
+ * the folders from the subtree's top down to it. Bounded: a path of up to FULL_PATH_LEVELS
+ * folders is kept whole; a deeper one keeps its first HEAD_LEVELS ids, its last id and a
+ * digest of the whole path.
+ */
+export interface TreePath {
+  /** levels below the subtree's top: 1 for a child of the top */
   depth: number
-  id: string
+  /** the ids of the first levels, outermost first: every level, or HEAD_LEVELS of a deeper path */
+  head: string[]
+  /** a path deeper than FULL_PATH_LEVELS: its last folder and the digest of every id on it */
+  tail: { id: string; digest: Buffer } | null
 }
 
 /** What the tree feed (GET /v1/folders/tree) calls the tree: every folder below `rootId`. */
@@ -265,8 +274,8 @@ export interface TreePageQuery extends TreeOf {
    * in the tree (a folder that came back into it), whose subtree is then read
    */
   subtreeOf: string | null
-  /** read the folders strictly after this key; null: from the first */
-  after: TreeKey | null
+  /** read the folders after this one in the walk; null: from the first */
+  after: TreePath | null
   /** most folders returned; the store reads one more to tell `more` exactly */
   limit: number
 }
@@ -276,8 +285,10 @@ export type TreePageResult =
   | { outcome: 'parent-not-found' }
   | {
       outcome: 'page'
-      /** in (depth, id) order; none when `subtreeOf` is not in the tree now */
-      folders: Array<FolderRow & { depth: number }>
+      /** in pre-order (parents first, siblings by id); none when `subtreeOf` is not in the tree now */
+      folders: FolderRow[]
+      /** the path of the last folder returned; null when none is */
+      last: TreePath | null
       more: boolean
       owner: OwnerInfo
       /** the owner's generation in the same snapshot: every later change is logged after it */
@@ -301,7 +312,14 @@ export type TreeLogRow =
       parentId: string | null
       /** 0: the folder's state before the change; 1: a place it was not in before (migration 010) */
       side: 0 | 1
-      /** its current state when it is in the tree now (live, the owner's, reachable from rootId); else null */
+      /**
+       * its current state when it is in the tree now (live, the owner's, reachable from
+       * rootId) and none of its ancestors comes to a new place (side 1) later in the log;
+       * else null. A folder reached now only through an ancestor's later move is sent with
+       * that ancestor's subtree when the follow reaches its row, or never, when the ancestor
+       * has left by then: sent earlier, a client that never held that ancestor could not
+       * remove it with it.
+       */
       folder: FolderRow | null
     }
 

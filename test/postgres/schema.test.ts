@@ -217,6 +217,7 @@ describe('postgres migrations', { skip }, () => {
         '009-natural-order',
         '010-tree-log',
         '011-change-notifications',
+        '012-tree-walk',
       ])
     } finally {
       await database.drop()

@@ -21,6 +21,8 @@ export async function assertOnRawSql<T>(
   numRuns: number,
   arbitrary: fc.Arbitrary<T>,
   run: (rig: PropertyRig, value: T) => Promise<void>,
+  /** values run first, within numRuns: histories that once failed */
+  examples: T[] = [],
 ): Promise<void> {
   const opened = await backend.open()
   const app = await appOver(opened.store)
@@ -32,6 +34,7 @@ export async function assertOnRawSql<T>(
       fc.asyncProperty(arbitrary, (value) => run(rig, value)),
       {
         numRuns,
+        examples: examples.map((value): [T] => [value]),
         ...(seed === undefined ? {} : { seed }),
       },
     )

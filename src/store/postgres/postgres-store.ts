@@ -349,7 +349,7 @@ export class PostgresStore implements Store {
 
   readTreePage(query: TreePageQuery): Promise<TreePageResult> {
     const { ownerId, rootId, subtreeOf, after } = query
-    const ids = [ownerId, rootId, subtreeOf, after?.id ?? null]
+    const ids = [ownerId, rootId, subtreeOf, ...(after?.head ?? []), after?.tail?.id ?? null]
     // Any other string names no row (see isStoredId) and must not reach a uuid parameter.
     if (!ids.every((id) => id === null || isStoredId(id)))
       return Promise.resolve({ outcome: 'parent-not-found' })

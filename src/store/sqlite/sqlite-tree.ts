@@ -9,6 +9,7 @@ import type {
   TreePageResult,
 } from '../store.js'
 import { ALL_ROWS } from '../store.js'
+import { walkTree, type WalkReads } from '../tree-walk.js'
 
 /**
  * The folder tree's reads on SQLite (Store.readTreePage, Store.readTreeLog), each run by the
@@ -33,29 +34,33 @@ const IN_TREE = `
    WHERE f.id = $id AND EXISTS (SELECT 1 FROM up WHERE parent IS $root)`
 
 /**
- * The subtree below $top ($top NULL with $root NULL: the user's root), in (depth, id) order
- * after ($depth, $after), at most $limit. Descendants of a folder in the tree cannot form a
- * cycle (each one's parents lead up to it); $root is never walked into again. CROSS JOIN
- * keeps SQLite's join order (each step seeks the listing index by parent; left free, the
- * planner scanned all the owner's folders per step: 6 s per page of a 10,100-folder tree).
+ * The tree walk's two reads (src/store/tree-walk.ts), each a seek: the first live child of
+ * a parent (NULL: the user's root) with id after a given one, on folders_tree; and the parent of a
+ * live folder. The tree's root is never walked into again (a parent cycle written by hand
+ * through it). Positional parameters: bound once per folder sent, faster than named ones.
  */
-const SUBTREE = `
-  WITH RECURSIVE down(id, depth) AS (
-    SELECT id, 1 FROM folders
-     WHERE folder_id IS $top AND owner_id = $owner AND is_deleted = 0 AND id IS NOT $root
-    UNION ALL
-    SELECT c.id, down.depth + 1 FROM down CROSS JOIN folders AS c ON c.folder_id = down.id
-     WHERE c.owner_id = $owner AND c.is_deleted = 0 AND c.id IS NOT $root
-  )
-  SELECT f.id, f.name, f.folder_id, f.created_at, f.updated_at, down.depth
-    FROM down CROSS JOIN folders AS f ON f.id = down.id
-   WHERE (down.depth, down.id) > ($depth, $after)
-   ORDER BY down.depth, down.id LIMIT $limit`
+const FIRST_CHILD = `
+  SELECT id, name, folder_id, created_at, updated_at FROM folders
+   WHERE owner_id = ? AND folder_id IS ? AND is_deleted = 0 AND id > ? AND id IS NOT ?
+   ORDER BY id LIMIT 1`
+
+const PARENT = `
+  SELECT folder_id FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0 AND id IS NOT ?`
 
 const LOG = `
   SELECT generation, id, kind, parent_id, folder_id FROM folder_changes
    WHERE owner_id = $owner AND (generation, id) > ($generation, $row) AND kind IN ('folder', 'owner')
    ORDER BY generation, id LIMIT $limit`
+
+/**
+ * The folders that come to a new place (side 1, migration 010) after ($generation, $row), with
+ * the position of their last such row: a folder below one of them is in the tree now only
+ * through a change the follow has not reached yet (Store.readTreeLog).
+ */
+const PLACED_LATER = `
+  SELECT folder_id, max(generation) AS generation FROM folder_changes
+   WHERE owner_id = $owner AND (generation, id) > ($generation, $row) AND kind = 'folder' AND id = 1
+   GROUP BY folder_id`
 
 interface OwnerRow extends OwnerInfo {
   listing_generation: number
@@ -65,8 +70,10 @@ export interface TreeStatements {
   owner: Database.Statement
   liveFolder: Database.Statement
   inTree: Database.Statement
-  subtree: Database.Statement
+  firstChild: Database.Statement
+  parent: Database.Statement
   log: Database.Statement
+  placedLater: Database.Statement
   valid: Database.Statement
 }
 
@@ -75,8 +82,10 @@ export function prepareTreeStatements(db: Database.Database, valid: Database.Sta
     owner: db.prepare('SELECT id, username, avatar_url, listing_generation FROM users WHERE id = ?'),
     liveFolder: db.prepare('SELECT 1 FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0').pluck(),
     inTree: db.prepare(IN_TREE),
-    subtree: db.prepare(SUBTREE),
+    firstChild: db.prepare(FIRST_CHILD),
+    parent: db.prepare(PARENT).pluck(),
     log: db.prepare(LOG),
+    placedLater: db.prepare(PLACED_LATER),
     valid,
   }
 }
@@ -98,16 +107,14 @@ export function readTreePageNow(s: TreeStatements, q: TreePageQuery): TreePageRe
   const result = { outcome: 'page' as const, owner: info(owner), present: presentOf(owner) }
   const tree = { owner: q.ownerId, root: q.rootId }
   if (q.subtreeOf !== null && s.inTree.get({ ...tree, id: q.subtreeOf }) === undefined) {
-    return { ...result, folders: [], more: false }
+    return { ...result, folders: [], last: null, more: false }
   }
-  const rows = s.subtree.all({
-    ...tree,
-    top: q.subtreeOf ?? q.rootId,
-    depth: q.after?.depth ?? 0,
-    after: q.after?.id ?? '',
-    limit: q.limit + 1,
-  }) as Array<FolderRow & { depth: number }>
-  return { ...result, folders: rows.slice(0, q.limit), more: rows.length > q.limit }
+  const reads: WalkReads = {
+    firstChild: (parent, after) =>
+      s.firstChild.get(q.ownerId, parent, after, q.rootId) as FolderRow | undefined,
+    parentOf: (id) => s.parent.get(id, q.ownerId, q.rootId) as string | null | undefined,
+  }
+  return { ...result, ...walkTree(reads, q.subtreeOf ?? q.rootId, q.after, q.limit) }
 }
 
 interface RawLogRow {
@@ -129,13 +136,44 @@ export function readTreeLogNow(s: TreeStatements, q: TreeLogQuery): TreeLogResul
     limit: q.limit + 1,
   }) as RawLogRow[]
   const tree = { owner: q.ownerId, root: q.rootId }
+  const after = { owner: q.ownerId, generation: q.after.generation, row: q.after.row }
+  // A generation holds one folder's rows on SQLite (a trigger per row), so a side-1 row at a
+  // later generation is after every row of an earlier one.
+  const placedLater = new Map(
+    (s.placedLater.all(after) as { folder_id: string; generation: number }[]).map((r) => [
+      r.folder_id,
+      r.generation,
+    ]),
+  )
   const rows = raw.slice(0, q.limit).map((row): TreeLogRow => {
     const position = { generation: row.generation, row: row.id }
     if (row.kind === 'owner') return { kind: 'owner', position }
     const id = row.folder_id as string
-    const folder = (s.inTree.get({ ...tree, id }) as FolderRow | undefined) ?? null
+    let folder = (s.inTree.get({ ...tree, id }) as FolderRow | undefined) ?? null
+    if (folder !== null && placedLater.size > 0 && underLaterPlace(s, q, folder, row.generation, placedLater))
+      folder = null
     // A generation's rows are numbered by their side (migration 010): 0 old, 1 new.
     return { kind: 'folder', position, id, parentId: row.parent_id, side: row.id === 0 ? 0 : 1, folder }
   })
   return { outcome: 'log', rows, more: raw.length > q.limit, owner: info(owner), present: presentOf(owner) }
+}
+
+/**
+ * Whether an ancestor of `folder` (in the tree now) comes to a new place after `generation`:
+ * then the folder is reached now only through that later change, and the follow treats it
+ * as not in the tree until it reaches that row (Store.readTreeLog).
+ */
+function underLaterPlace(
+  s: TreeStatements,
+  q: TreeLogQuery,
+  folder: FolderRow,
+  generation: number,
+  placedLater: ReadonlyMap<string, number>,
+): boolean {
+  // In the tree now, so its parents lead up to the root without a cycle.
+  for (let at = folder.folder_id; at !== null && at !== q.rootId;) {
+    if ((placedLater.get(at) ?? 0) > generation) return true
+    at = (s.parent.get(at, q.ownerId, q.rootId) as string | null | undefined) ?? null
+  }
+  return false
 }

@@ -8,6 +8,7 @@ import step006ChangeLog from './006-change-log.js'
 import step009NaturalOrder from './009-natural-order.js'
 import step010TreeLog from './010-tree-log.js'
 import step011ChangeNotifications from './011-change-notifications.js'
+import step012TreeWalk from './012-tree-walk.js'
 
 /**
  * The steps of the PostgreSQL backend's schema (docs/api.md, "Data model"), in the order
@@ -33,4 +34,5 @@ export const MIGRATIONS: readonly SqlMigration[] = [
   step009NaturalOrder,
   step010TreeLog,
   step011ChangeNotifications,
+  step012TreeWalk,
 ]

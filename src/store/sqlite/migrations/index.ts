@@ -9,6 +9,7 @@ import step007FolderNameEncoding from './007-folder-name-encoding.js'
 import step008PortableClock from './008-portable-clock.js'
 import step009NaturalOrder from './009-natural-order.js'
 import step010TreeLog from './010-tree-log.js'
+import step012TreeWalk from './012-tree-walk.js'
 
 /**
  * The steps of the embedded backend's schema (docs/api.md, "Data model"), in the order they
@@ -32,4 +33,5 @@ export const MIGRATIONS: readonly SqlMigration[] = [
   step008PortableClock,
   step009NaturalOrder,
   step010TreeLog,
+  step012TreeWalk,
 ]

@@ -1,0 +1,209 @@
+import { writeFileSync } from 'node:fs'
+import { Agent, request } from 'node:http'
+import { join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { onEachBackend, runBenchCommand } from './lib/command.js'
+import { readCpuSeconds, readRss } from './lib/process-stats.js'
+import { freePort, HOST, stopChild } from './lib/processes.js'
+import { importData, SERVICE_ENV, startService } from './lib/service.js'
+
+/**
+ * `npm run bench:tree`: the tree download (GET /v1/folders/tree) against walking the same
+ * tree through GET /v1/folders, on each backend. The tree: `--huge` / 100 folders at the
+ * user's root, each holding 100 children (`--huge 100000`: 101,000 folders). The walk
+ * follows the `next` links (limit 100) of the root and of each folder known to hold
+ * children; it skips the leaves, which a client that knows nothing would list too, so it
+ * is the walk's lower bound. The download follows the cursor (limit 1000) to has_more
+ * false. ROUNDS of each, alternating, with the listing cache off (LISTING_CACHE_MB=0: each
+ * walk reads the database as the first would); the p50 of each and their ratio, the service's and this
+ * process's CPU, and the service's memory after each download.
+ */
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const log = (line: string) => process.stdout.write(`${line}\n`)
+const USER = '7e000000-0000-4000-8000-000000000001'
+const SESSION = '7e000000-0000-4000-8000-000000005e55'
+const CHILDREN = 100
+const ROUNDS = 3
+
+const folderId = (n: number) => `7e000001-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
+
+function writeDataFile(file: string, huge: number): { file: string; folders: number; parents: string[] } {
+  const parents = Array.from({ length: Math.max(1, Math.floor(huge / CHILDREN)) }, (_, i) => folderId(i))
+  const folders: object[] = parents.map((id, i) => ({ id, name: `parent ${i}`, owner_id: USER }))
+  parents.forEach((parent, p) => {
+    for (let c = 0; c < CHILDREN; c++) {
+      const n = parents.length + p * CHILDREN + c
+      folders.push({ id: folderId(n), name: `child ${c}`, owner_id: USER, folder_id: parent })
+    }
+  })
+  writeFileSync(
+    file,
+    JSON.stringify({
+      users: [{ id: USER, username: 'tree' }],
+      sessions: [{ id: SESSION, user_id: USER }],
+      folders,
+    }),
+  )
+  return { file, folders: folders.length, parents }
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+
+function get(port: number, path: string): Promise<{ status: number; body: string; next: string | null }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: HOST, port, path, agent, headers: { cookie: `session_id=${SESSION}` } },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (chunk: Buffer) => chunks.push(chunk))
+        res.on('end', () => {
+          const next = /<([^>]+)>; rel="next"/.exec(String(res.headers.link ?? ''))?.[1] ?? null
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), next })
+        })
+      },
+    )
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+/** Every folder through the listings: the root's pages, then each parent's. */
+async function walk(
+  port: number,
+  parents: string[],
+  limit: number,
+): Promise<{ folders: number; requests: number }> {
+  let folders = 0
+  let requests = 0
+  for (const parent of [null, ...parents]) {
+    let path: string | null = `/v1/folders?limit=${limit}${parent === null ? '' : `&folder_id=${parent}`}`
+    while (path !== null) {
+      const answer = await get(port, path)
+      if (answer.status !== 200) throw new Error(`${path}: ${answer.status}`)
+      requests++
+      folders += (JSON.parse(answer.body) as { folders: unknown[] }).folders.length
+      path = answer.next
+    }
+  }
+  return { folders, requests }
+}
+
+async function download(port: number, limit: number): Promise<{ folders: number; requests: number }> {
+  let folders = 0
+  let requests = 0
+  let cursor: string | null = null
+  for (;;) {
+    const path: string = `/v1/folders/tree?limit=${limit}${cursor === null ? '' : `&cursor=${cursor}`}`
+    const answer = await get(port, path)
+    if (answer.status !== 200) throw new Error(`${path}: ${answer.status} ${answer.body}`)
+    requests++
+    const body = JSON.parse(answer.body) as { changes: { type: string }[]; cursor: string; has_more: boolean }
+    folders += body.changes.filter((entry) => entry.type === 'upsert').length
+    cursor = body.cursor
+    if (!body.has_more) return { folders, requests }
+  }
+}
+
+interface Run {
+  seconds: number
+  folders: number
+  requests: number
+  serviceCpuSeconds: number
+  generatorCpuSeconds: number
+}
+
+async function timed(pid: number, run: () => Promise<{ folders: number; requests: number }>): Promise<Run> {
+  const serviceCpu = readCpuSeconds(pid) ?? Number.NaN
+  const generatorCpu = process.cpuUsage()
+  const started = performance.now()
+  const { folders, requests } = await run()
+  const seconds = (performance.now() - started) / 1000
+  const generator = process.cpuUsage(generatorCpu)
+  return {
+    seconds,
+    folders,
+    requests,
+    serviceCpuSeconds: (readCpuSeconds(pid) ?? Number.NaN) - serviceCpu,
+    generatorCpuSeconds: (generator.user + generator.system) / 1e6,
+  }
+}
+
+export interface TreeFigures {
+  backend: string
+  walks: Run[]
+  downloads: Run[]
+  /** the service's resident memory after each download, MB */
+  rssMb: number[]
+}
+
+async function measure(
+  backend: string,
+  url: string,
+  data: ReturnType<typeof writeDataFile>,
+): Promise<TreeFigures> {
+  await importData({ root, url, file: data.file, folders: data.folders, timeoutSeconds: 900, log })
+  const port = await freePort()
+  const service = await startService({
+    root,
+    url,
+    port,
+    env: { ...process.env, ...SERVICE_ENV, LISTING_CACHE_MB: '0' },
+  })
+  const pid = service.pid
+  try {
+    // Warm-up: compile the statements, fill the database's page cache.
+    await walk(port, data.parents.slice(0, 10), 10)
+    await download(port, 10).catch(() => undefined)
+    const walks: Run[] = []
+    const downloads: Run[] = []
+    const rssMb: number[] = []
+    for (let round = 0; round < ROUNDS; round++) {
+      walks.push(await timed(pid, () => walk(port, data.parents, 100)))
+      downloads.push(await timed(pid, () => download(port, 1000)))
+      rssMb.push((readRss(pid) ?? Number.NaN) / 2 ** 20)
+    }
+    return { backend, walks, downloads, rssMb }
+  } finally {
+    agent.destroy()
+    await stopChild(service)
+  }
+}
+
+const median = (values: number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN
+
+function report(f: TreeFigures): void {
+  log(`== ${f.backend}`)
+  const line = (name: string, runs: Run[]) => {
+    for (const r of runs)
+      log(
+        `  ${name}: ${r.folders} folders in ${r.requests} requests, ${r.seconds.toFixed(2)} s (service ${r.serviceCpuSeconds.toFixed(2)} CPU s, load generator ${r.generatorCpuSeconds.toFixed(2)} CPU s)`,
+      )
+  }
+  line('walk    ', f.walks)
+  line('download', f.downloads)
+  const walkP50 = median(f.walks.map((r) => r.seconds))
+  const downloadP50 = median(f.downloads.map((r) => r.seconds))
+  log(
+    `  p50: walk ${walkP50.toFixed(2)} s, download ${downloadP50.toFixed(2)} s: walk / download ${(walkP50 / downloadP50).toFixed(2)} (target >= 5)`,
+  )
+  log(`  service memory after each download: ${f.rssMb.map((mb) => `${mb.toFixed(0)} MB`).join(', ')}`)
+}
+
+async function main(): Promise<void> {
+  await runBenchCommand({}, ({ huge, backend, postgresUrl }) =>
+    onEachBackend({
+      name: 'tree',
+      backend,
+      postgresUrl,
+      users: [USER],
+      prepare: (tmp) => writeDataFile(join(tmp, 'tree.json'), huge),
+      measure,
+      report,
+      log,
+    }),
+  )
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await main()
