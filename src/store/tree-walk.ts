@@ -48,7 +48,7 @@ export const HEAD_LEVELS = 5
 const uuidBytes = (id: string) => Buffer.from(id.replace(/-/g, ''), 'hex')
 
 /** The first 16 bytes of the SHA-256 of the path's ids (16 bytes each, outermost first). */
-export function pathDigest(ids: readonly string[]): Buffer {
+function pathDigest(ids: readonly string[]): Buffer {
   const hash = createHash('sha256')
   for (const id of ids) hash.update(uuidBytes(id))
   return hash.digest().subarray(0, 16)

@@ -300,7 +300,7 @@ const at = (pick: number): Place => ({ kind: 'made', pick })
  * Sent as an upsert at that row, F stayed with the client, whose remove of B could not
  * reach it (the client never held A or B).
  */
-export const TREE_REPLAY_EXAMPLES: [Op[], boolean][] = [true, false].map((atUserRoot) => [
+const TREE_REPLAY_EXAMPLES: [Op[], boolean][] = [true, false].map((atUserRoot) => [
   [
     { op: 'create', place: { kind: 'root' }, name: 0 },
     { op: 'create', place: at(0), name: 0 },
