@@ -184,6 +184,18 @@ for (const backend of allBackends()) {
       assert.ok(Date.now() - started < 2000)
     })
 
+    it('sends the heartbeat to every open stream, from one timer', async () => {
+      const { base } = await serve({ eventStream: { heartbeatMs: 100 }, longPollMaxPerSession: 30 })
+      const many = await Promise.all(Array.from({ length: 30 }, () => open(base)))
+      await Promise.all(many.map((s) => s.nextEvent(5000)))
+      await Promise.all(
+        many.map(async (s) => {
+          for (let seen = 2; ; seen++) if ((await s.item(seen, 2000)).kind === 'comment') return
+        }),
+      )
+      for (const s of many) s.close()
+    })
+
     it('answers ordinary problems before the stream starts, and 429 past the held-request bound', async () => {
       const { base } = await serve({ longPollMaxWaiters: 1 })
       const anonymous = await openEventStream(`${base}${PATH}`, {})
