@@ -158,6 +158,32 @@ for (const backend of allBackends()) {
       assert.equal(stream.items.filter((i) => i.kind === 'event').length, 2, 'nothing else was sent')
     })
 
+    it('a revoke ends every idle stream of the session with the error event, none sent the change', async () => {
+      const counted = countingCalls(opened.store, 'findSessionUser')
+      const { base } = await serve({ longPollMaxPerSession: 100 }, counted.store)
+      const session = uuid('5ee00000', 7)
+      await sql.run(
+        `INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ${sql.time})`,
+        session,
+        OWNER,
+        Date.now(),
+      )
+      const many = await Promise.all(Array.from({ length: 100 }, () => open(base, '', {}, session)))
+      await Promise.all(many.map((s) => s.nextEvent(5000)))
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const before = counted.calls()
+      await sql.run('DELETE FROM sessions WHERE id = ?', session)
+      await insert('after the revoke of a hundred')
+      for (const s of many) {
+        const final = await s.nextEvent(10_000)
+        assert.equal(final.event, 'error')
+        assert.equal((JSON.parse(final.data) as { status: number }).status, 401)
+        await s.ended
+        assert.equal(s.items.filter((i) => i.kind === 'event').length, 2, 'nothing else was sent')
+      }
+      assert.ok(counted.calls() - before <= 2, `${counted.calls() - before} session lookups for 100 streams`)
+    })
+
     it('ends with a 404 error event when the followed folder is deleted', async () => {
       const { base } = await serve()
       const stream = await openEventStream(`${base}${PATH}?folder_id=${DOOMED}`, {
