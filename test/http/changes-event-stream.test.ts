@@ -58,6 +58,14 @@ for (const backend of allBackends()) {
       streams.push(stream)
       return stream
     }
+    /** A new live session of the owner, for a test that revokes it. */
+    const addSession = (id: string) =>
+      sql.run(
+        `INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ${sql.time})`,
+        id,
+        OWNER,
+        Date.now(),
+      )
     const insert = async (name: string, parent = PARENT) => {
       const id = randomUUID()
       await insertLiveFolder(sql, { id, name, parent, owner: OWNER, at: Date.now() })
@@ -162,12 +170,7 @@ for (const backend of allBackends()) {
       const counted = countingCalls(opened.store, 'findSessionUser')
       const { base } = await serve({ longPollMaxPerSession: 100 }, counted.store)
       const session = uuid('5ee00000', 7)
-      await sql.run(
-        `INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ${sql.time})`,
-        session,
-        OWNER,
-        Date.now(),
-      )
+      await addSession(session)
       const many = await Promise.all(Array.from({ length: 100 }, () => open(base, '', {}, session)))
       await Promise.all(many.map((s) => s.nextEvent(5000)))
       await new Promise((resolve) => setTimeout(resolve, 300))
@@ -266,12 +269,7 @@ for (const backend of allBackends()) {
       await left.nextEvent(5000)
       left.close()
       const revoked = uuid('5ee00000', 6)
-      await sql.run(
-        `INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ${sql.time})`,
-        revoked,
-        OWNER,
-        Date.now(),
-      )
+      await addSession(revoked)
       const ended = await open(base, '', {}, revoked)
       await ended.nextEvent(5000)
       await sql.run('DELETE FROM sessions WHERE id = ?', revoked)
