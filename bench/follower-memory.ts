@@ -2,13 +2,15 @@ import { fork } from 'node:child_process'
 import { createServer, type ServerResponse } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { writeHeapSnapshot } from 'node:v8'
-import { validateImport } from '../src/import/validate-import.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildApp } from '../src/app.js'
-import { DEFAULTS } from '../src/config.js'
-import { openStore } from '../src/store/open-store.js'
+import { fileURLToPath } from 'node:url'
+import { ensureBuilt } from '../harness/build.js'
+import type * as AppModule from '../src/app.js'
+import type * as ConfigModule from '../src/config.js'
+import type * as OpenStoreModule from '../src/store/open-store.js'
+import type * as ValidateModule from '../src/import/validate-import.js'
 
 /**
  * The memory of idle followers in one process: bytes per event stream and per held
@@ -16,7 +18,9 @@ import { openStore } from '../src/store/open-store.js'
  * idle responses (Node's own floor). The service runs in this process (run with
  * --expose-gc); the followers are raw sockets in a child process, so their memory is not
  * counted. Figures are after a full collection: heap used + external (what a follower
- * retains), and RSS.
+ * retains), and RSS. The service is the built one (dist/, rebuilt when stale), as bench:feed
+ * and users run it: under tsx every function gets a `name` property of its own, about 3 KB
+ * more per stream.
  *
  *   npm run bench:followers -- [counts...]   (default 1000 5000)
  */
@@ -116,6 +120,13 @@ async function main() {
   floor.closeAllConnections()
   floor.close()
 
+  const root = fileURLToPath(new URL('..', import.meta.url))
+  console.log(`dist/: ${ensureBuilt(root, true).action}`)
+  const dist = (path: string) => import(join(root, 'dist', path))
+  const { buildApp } = (await dist('app.js')) as typeof AppModule
+  const { DEFAULTS } = (await dist('config.js')) as typeof ConfigModule
+  const { openStore } = (await dist('store/open-store.js')) as typeof OpenStoreModule
+  const { validateImport } = (await dist('import/validate-import.js')) as typeof ValidateModule
   const dir = mkdtempSync(join(tmpdir(), 'folder-service-follower-memory-'))
   const store = await openStore({ ...DEFAULTS, databaseUrl: `sqlite:${join(dir, 'bench.db')}` })
   await store.importData(

@@ -92,8 +92,11 @@ export class ChangesFeed {
    * (no rows: it parks again and the next poll wakes it) but a fresh request must not.
    */
   private readonly reading = new Map<string, Promise<ChangesResult>>()
-  /** The answer of a read, built once for all the requests that shared it. */
-  private readonly bodies = new WeakMap<ChangesRead, FolderChangesBody>()
+  /**
+   * The answer of a read, built once for all the requests that shared it: one object, so
+   * that they also share the session check after it (session-recheck.ts).
+   */
+  private readonly answers = new WeakMap<ChangesRead, FeedOutcome>()
 
   constructor(
     private readonly store: Pick<ServingStore, 'readChanges'>,
@@ -112,12 +115,12 @@ export class ChangesFeed {
       if (after === null) return { outcome: 'cursor-invalid' }
     }
     const answer = (result: ChangesRead): FeedOutcome => {
-      let body = this.bodies.get(result)
-      if (body === undefined) {
-        body = changesBody(result, cursors, binding)
-        this.bodies.set(result, body)
+      let outcome = this.answers.get(result)
+      if (outcome === undefined) {
+        outcome = { outcome: 'answer', body: changesBody(result, cursors, binding) }
+        this.answers.set(result, outcome)
       }
-      return { outcome: 'answer', body }
+      return outcome
     }
     const position = after
     return holdUntilChanged<FeedOutcome>(

@@ -15,11 +15,12 @@ interface FeedSession {
   /** the session id: held requests are bounded per session */
   id: string
   /**
-   * The session read again, as on arrival (null: revoked, expired, or its user gone). Absent
-   * where the caller checks after every read itself (an event stream: one lookup shared by
-   * the streams a commit wakes, http/feed-stream.ts).
+   * The session read again, as on arrival (null: revoked, expired, or its user gone), for
+   * `answer`: shared by the requests sent that one answer (session-recheck.ts). Absent
+   * where the caller checks after every read itself (an event stream, http/feed-stream.ts,
+   * by the same rule).
    */
-  recheck?(): Promise<SessionUser | null>
+  recheck?(answer: object): Promise<SessionUser | null>
 }
 
 export interface HoldOptions {
@@ -60,7 +61,7 @@ export interface HeldRead<T> {
   unchanged: T
 }
 
-export async function holdUntilChanged<T>(
+export async function holdUntilChanged<T extends object>(
   watcher: ChangeWatcher,
   request: HeldRead<T>,
   options: HoldOptions,
@@ -99,9 +100,9 @@ export async function holdUntilChanged<T>(
  * `answer`, when the session still passes the arrival checks. The answer was read before
  * this check, so nothing committed after a revoke or a freeze can reach the client.
  */
-async function checked<T>(answer: T, session: FeedSession): Promise<T | HoldRefusal> {
+async function checked<T extends object>(answer: T, session: FeedSession): Promise<T | HoldRefusal> {
   if (session.recheck === undefined) return answer
-  const now = await session.recheck()
+  const now = await session.recheck(answer)
   if (now === null) return { outcome: 'session-ended' }
   if (now.is_suspended) return { outcome: 'frozen' }
   return answer

@@ -3,6 +3,8 @@ import { parseCookie } from 'cookie'
 import { isUuid, normaliseUuid } from '../ids.js'
 import type { SessionUser, ServingStore } from '../store/store.js'
 import { problems } from './problems.js'
+import type { FeedSession } from '../feed/held-request.js'
+import { sessionAfter } from '../feed/session-recheck.js'
 
 /**
  * Session-cookie authentication (docs/api.md "Authentication" and "Checks, in this order").
@@ -75,9 +77,9 @@ export function sessionOf(
   store: Pick<ServingStore, 'findSessionUser'>,
   request: FastifyRequest,
   now: () => number = Date.now,
-): { id: string; recheck(): Promise<SessionUser | null> } {
+): Required<FeedSession> {
   const cookie = requestSessionCookie(request)
   // authenticate ran first, so the cookie holds a well-formed session id.
   const id = typeof cookie === 'object' ? cookie.id : ''
-  return { id, recheck: () => store.findSessionUser(id, now()) }
+  return { id, recheck: (answer) => sessionAfter(answer, id, () => store.findSessionUser(id, now())) }
 }

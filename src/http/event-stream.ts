@@ -3,6 +3,7 @@ import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { CLIENT_GONE } from './client-gone.js'
 import { recordHijackedRequest } from './plugins/request-completion.js'
+import { beatEvery } from './heartbeats.js'
 
 /**
  * Server-Sent Events (HTML Living Standard, "Server-sent events") written on Fastify's raw
@@ -39,8 +40,6 @@ export interface StreamControl {
   /** epoch ms at which the stream ends (its `maxMs` from the start) */
   deadline: number
 }
-
-const HEARTBEAT = Buffer.from(': keep-alive\n\n')
 
 /**
  * One event's bytes: `event:`, optional `id:`, and `data` on one `data:` line per line of
@@ -99,7 +98,7 @@ export async function streamEvents(
     connection: 'close',
   })
   res.write(`retry: ${options.retryMs}\n\n`)
-  const heartbeat = setInterval(() => res.write(HEARTBEAT), options.heartbeatMs)
+  const stopHeartbeat = beatEvery(options.heartbeatMs, res)
   const control: StreamControl = { signal: gone.signal, deadline: Date.now() + options.maxMs }
   try {
     for (;;) {
@@ -110,7 +109,7 @@ export async function streamEvents(
       if (step.last) break
     }
   } finally {
-    clearInterval(heartbeat)
+    stopHeartbeat()
     res.off('close', onClose)
     if (!res.writableEnded && !gone.signal.aborted) res.end()
     // Fastify records a request when its response finishes; a stream the client closed never does.

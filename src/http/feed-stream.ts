@@ -11,6 +11,7 @@ import {
 import { problemBody, problems, toProblem, type HttpProblem } from './problems.js'
 import { feedProblem, type FeedRefusal } from './feed-problems.js'
 import type { HoldOptions } from '../feed/held-request.js'
+import { sessionAfter } from '../feed/session-recheck.js'
 import type { Hold } from '../feed/watcher.js'
 import { TOKEN_PATTERN } from '../schemas/bounded.js'
 import { MAX_WAIT_SECONDS } from '../schemas/changes-query.js'
@@ -75,32 +76,6 @@ function changesFrame<B extends FeedBody>(body: B, serialize: (body: B) => strin
   return frame
 }
 
-/**
- * Session lookups made after each answer body was read, by session id: the streams that send
- * one body (one commit, many followers) share one lookup per session. Any lookup begun once
- * the body exists began after its read, which is all the check needs.
- */
-const lookupsAfter = new WeakMap<FeedBody, Map<string, Promise<SessionUser | null>>>()
-
-function sharedLookup(
-  body: FeedBody,
-  store: Pick<ServingStore, 'findSessionUser'>,
-): ServingStore['findSessionUser'] {
-  return (sessionId, now) => {
-    let lookups = lookupsAfter.get(body)
-    if (lookups === undefined) {
-      lookups = new Map()
-      lookupsAfter.set(body, lookups)
-    }
-    let user = lookups.get(sessionId)
-    if (user === undefined) {
-      user = store.findSessionUser(sessionId, now)
-      lookups.set(sessionId, user)
-    }
-    return user
-  }
-}
-
 /** Streams `feed` on `reply` until the client leaves, a problem ends it, or its time runs out. */
 async function streamFeed<B extends FeedBody>(
   request: FastifyRequest,
@@ -113,7 +88,10 @@ async function streamFeed<B extends FeedBody>(
   })
   /** The session's user after `body` was read, or the problem that ends the stream (401, 403). */
   const sessionUser = async (body: B): Promise<SessionUser | HttpProblem> => {
-    const store = { findSessionUser: sharedLookup(body, feed.store) }
+    const store: Pick<ServingStore, 'findSessionUser'> = {
+      findSessionUser: (sessionId, now) =>
+        sessionAfter(body, sessionId, () => feed.store.findSessionUser(sessionId, now)),
+    }
     try {
       await authenticate(store).call(request.server, request, reply)
       return request.sessionUser

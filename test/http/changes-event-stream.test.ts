@@ -58,6 +58,14 @@ for (const backend of allBackends()) {
       streams.push(stream)
       return stream
     }
+    /** A new live session of the owner, for a test that revokes it. */
+    const addSession = (id: string) =>
+      sql.run(
+        `INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ${sql.time})`,
+        id,
+        OWNER,
+        Date.now(),
+      )
     const insert = async (name: string, parent = PARENT) => {
       const id = randomUUID()
       await insertLiveFolder(sql, { id, name, parent, owner: OWNER, at: Date.now() })
@@ -158,6 +166,27 @@ for (const backend of allBackends()) {
       assert.equal(stream.items.filter((i) => i.kind === 'event').length, 2, 'nothing else was sent')
     })
 
+    it('a revoke ends every idle stream of the session with the error event, none sent the change', async () => {
+      const counted = countingCalls(opened.store, 'findSessionUser')
+      const { base } = await serve({ longPollMaxPerSession: 100 }, counted.store)
+      const session = uuid('5ee00000', 7)
+      await addSession(session)
+      const many = await Promise.all(Array.from({ length: 100 }, () => open(base, '', {}, session)))
+      await Promise.all(many.map((s) => s.nextEvent(5000)))
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const before = counted.calls()
+      await sql.run('DELETE FROM sessions WHERE id = ?', session)
+      await insert('after the revoke of a hundred')
+      for (const s of many) {
+        const final = await s.nextEvent(10_000)
+        assert.equal(final.event, 'error')
+        assert.equal((JSON.parse(final.data) as { status: number }).status, 401)
+        await s.ended
+        assert.equal(s.items.filter((i) => i.kind === 'event').length, 2, 'nothing else was sent')
+      }
+      assert.ok(counted.calls() - before <= 2, `${counted.calls() - before} session lookups for 100 streams`)
+    })
+
     it('ends with a 404 error event when the followed folder is deleted', async () => {
       const { base } = await serve()
       const stream = await openEventStream(`${base}${PATH}?folder_id=${DOOMED}`, {
@@ -182,6 +211,18 @@ for (const backend of allBackends()) {
         if (item.kind === 'comment') break
       }
       assert.ok(Date.now() - started < 2000)
+    })
+
+    it('sends the heartbeat to every open stream, from one timer', async () => {
+      const { base } = await serve({ eventStream: { heartbeatMs: 100 }, longPollMaxPerSession: 30 })
+      const many = await Promise.all(Array.from({ length: 30 }, () => open(base)))
+      await Promise.all(many.map((s) => s.nextEvent(5000)))
+      await Promise.all(
+        many.map(async (s) => {
+          for (let seen = 2; ; seen++) if ((await s.item(seen, 2000)).kind === 'comment') return
+        }),
+      )
+      for (const s of many) s.close()
     })
 
     it('answers ordinary problems before the stream starts, and 429 past the held-request bound', async () => {
@@ -228,12 +269,7 @@ for (const backend of allBackends()) {
       await left.nextEvent(5000)
       left.close()
       const revoked = uuid('5ee00000', 6)
-      await sql.run(
-        `INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ${sql.time})`,
-        revoked,
-        OWNER,
-        Date.now(),
-      )
+      await addSession(revoked)
       const ended = await open(base, '', {}, revoked)
       await ended.nextEvent(5000)
       await sql.run('DELETE FROM sessions WHERE id = ?', revoked)

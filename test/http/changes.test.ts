@@ -480,14 +480,17 @@ for (const backend of allBackends()) {
       await t?.close()
     })
 
-    it('requests woken together by one commit share one read', async () => {
+    it('requests woken together by one commit share one read and one session check after it', async () => {
       let reads = 0
+      let lookups = 0
       const counting = new Proxy(t.store, {
         get(target, property, receiver) {
           const value: unknown = Reflect.get(target, property, receiver)
-          if (property !== 'readChanges' || typeof value !== 'function') return value
+          const counted = property === 'readChanges' || property === 'findSessionUser'
+          if (!counted || typeof value !== 'function') return value
           return (...args: unknown[]) => {
-            reads++
+            if (property === 'readChanges') reads++
+            else lookups++
             return (value as (...a: unknown[]) => unknown).apply(target, args)
           }
         },
@@ -501,6 +504,7 @@ for (const backend of allBackends()) {
         const held = Array.from({ length: 20 }, () => get(`cursor=${fresh.cursor}&wait=20`))
         await new Promise((resolve) => setTimeout(resolve, 300))
         const before = reads
+        const lookupsBefore = lookups
         const id = randomUUID()
         await insertLiveFolder(sql, { id, name: 'shared', parent: null, owner: users.bob.id, at: Date.now() })
         for (const res of await Promise.all(held)) {
@@ -511,6 +515,8 @@ for (const backend of allBackends()) {
         }
         assert.equal(before, 1, 'held requests at the present parked without a read')
         assert.ok(reads - before <= 2, `${reads - before} reads for 20 woken requests`)
+        const checks = lookups - lookupsBefore
+        assert.ok(checks <= 2, `${checks} session lookups for 20 woken requests of one session`)
       } finally {
         await sql.close()
         await app.close()
