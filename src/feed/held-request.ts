@@ -11,7 +11,7 @@ import type { ChangeWatcher, Hold } from './watcher.js'
  */
 
 /** The request's session, as the feeds see it. */
-interface FeedSession {
+export interface FeedSession {
   /** the session id: held requests are bounded per session */
   id: string
   /**

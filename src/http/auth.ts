@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import { parseCookie } from 'cookie'
 import { isUuid, normaliseUuid } from '../ids.js'
-import type { SessionUser, ServingStore } from '../store/store.js'
+import type { ServingStore } from '../store/store.js'
 import { problems } from './problems.js'
 import type { FeedSession } from '../feed/held-request.js'
 import { sessionAfter } from '../feed/session-recheck.js'
