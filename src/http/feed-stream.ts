@@ -13,7 +13,7 @@ import { feedProblem, type FeedRefusal } from './feed-problems.js'
 import type { HoldOptions } from '../feed/held-request.js'
 import type { Hold } from '../feed/watcher.js'
 import { TOKEN_PATTERN } from '../schemas/bounded.js'
-import { MAX_WAIT_SECONDS } from '../schemas/changes-query.js'
+import { MAX_WAIT_SECONDS } from '../api/limits.js'
 import type { ParameterRules } from '../schemas/list-folders-query.js'
 
 /**
