@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { parseArgs } from 'node:util'
 import { CLI } from '../harness/build.js'
 import { writeImportFile } from './lib/import-data.js'
 import { benchDatabase } from './lib/postgres.js'
@@ -16,7 +17,41 @@ import { readRss } from './lib/process-stats.js'
  */
 
 const DIR = process.env.IMPORT_BENCH_DIR ?? '/tmp/folder-service-import-bench'
-const sizes = process.argv.slice(2).map(Number)
+const HELP = `usage: npm run bench:import [-- SIZES...]
+  SIZES        folder counts to import, each a whole number of at least 1 (default 200000 1000000 3000000)
+  -h, --help   this text
+PostgreSQL runs too when BENCH_DATABASE_URL or TEST_DATABASE_URL is set; data files are kept under IMPORT_BENCH_DIR.
+`
+
+/** The sizes asked for, or null when --help was: a flag or a size that is not a count exits 2. */
+function parseSizes(argv: string[]): number[] | null {
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: true,
+      options: { help: { type: 'boolean', short: 'h' } },
+    })
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n${HELP}`)
+    process.exit(2)
+  }
+  if (parsed.values.help === true) return null
+  for (const size of parsed.positionals) {
+    if (!/^[1-9][0-9]*$/.test(size)) {
+      process.stderr.write(`not a folder count: '${size}'\n${HELP}`)
+      process.exit(2)
+    }
+  }
+  return parsed.positionals.map(Number)
+}
+
+const sizes = parseSizes(process.argv.slice(2))
+if (sizes === null) {
+  process.stdout.write(HELP)
+  process.exit(0)
+}
 const SIZES = sizes.length > 0 ? sizes : [200_000, 1_000_000, 3_000_000]
 const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL
 

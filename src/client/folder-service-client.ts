@@ -29,8 +29,6 @@ import { watchFolder, type WatchBatch, type WatchOptions } from './watch.js'
  */
 
 const CACHED_PAGES = 100
-/** The service's bound on `wait` (seconds). */
-export const MAX_WAIT_SECONDS = 60
 
 export interface FolderServiceClientOptions extends TransportOptions {
   /**

@@ -1,6 +1,7 @@
 import { Backoff, cameBackEarly, EARLY_EMPTY_PAUSE_MS } from './feed-pacing.js'
 import { FolderServiceError, nonsenseAnswer } from './folder-service-error.js'
 import { sleep } from './retry-after.js'
+import { MAX_WAIT_SECONDS } from '../api/limits.js'
 
 /**
  * Following one feed (a folder's changes or a tree) from a cursor, answer after answer, as
@@ -44,6 +45,18 @@ export interface FollowFeedOptions {
 
 /** Entries held before a batch is handed over while has_more: true goes on. */
 const MAX_BATCH_ENTRIES = 10_000
+
+/**
+ * A follower's `wait` (default 30 s), 1 to the service's bound: wait 0 would make the follow
+ * ask again at once, forever, while nothing changes.
+ */
+export function followerWait(wait = 30): number {
+  if (!Number.isInteger(wait) || wait < 1 || wait > MAX_WAIT_SECONDS) {
+    throw new RangeError(`wait must be 1 to ${MAX_WAIT_SECONDS} seconds`)
+  }
+  return wait
+}
+
 /**
  * Cursors remembered per drain for the cycle check: a drain longer than this starts a new
  * set, so the check never holds more than about 2.5 MB.

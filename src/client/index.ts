@@ -1,10 +1,7 @@
 /** The package export `folder-service/client`: the typed client of GET /v1/folders, its change feed and the tree feed. */
-export {
-  FolderServiceClient,
-  MAX_WAIT_SECONDS,
-  type FolderServiceClientOptions,
-} from './folder-service-client.js'
+export { FolderServiceClient, type FolderServiceClientOptions } from './folder-service-client.js'
 export { FOLDER_CHANGES_PATH, FOLDER_TREE_PATH, LIST_FOLDERS_PATH } from '../api/paths.js'
+export { MAX_WAIT_SECONDS } from '../api/limits.js'
 export type {
   ChangesParams,
   Folder,

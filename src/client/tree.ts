@@ -1,6 +1,6 @@
 import type { FolderTreeBody, RequestOptions, TreeEntry, TreeParams } from './types.js'
 import type { Backoff } from './feed-pacing.js'
-import { followFeed, restartOnExpiry } from './follow-feed.js'
+import { followFeed, followerWait, restartOnExpiry } from './follow-feed.js'
 import { FolderTree } from './folder-tree.js'
 
 /**
@@ -41,9 +41,7 @@ export interface TreeSource {
 }
 
 export async function* followTree(source: TreeSource, options: TreeOptions): AsyncGenerator<TreeBatch> {
-  const wait = options.wait ?? 30
-  // wait 0 would make the follow ask again at once, forever, while nothing changes.
-  if (!Number.isInteger(wait) || wait < 1 || wait > 60) throw new RangeError('wait must be 1 to 60 seconds')
+  const wait = followerWait(options.wait)
   const request = options.signal === undefined ? {} : { signal: options.signal }
   const params = {
     ...(options.root == null ? {} : { root: options.root }),

@@ -10,7 +10,7 @@ import type {
 } from './types.js'
 import type { Backoff } from './feed-pacing.js'
 import { nonsenseAnswer } from './folder-service-error.js'
-import { followFeed, restartOnExpiry } from './follow-feed.js'
+import { followFeed, followerWait, restartOnExpiry } from './follow-feed.js'
 import { folderComparator } from './listing-order.js'
 
 /**
@@ -82,9 +82,7 @@ export async function* watchFolder(
   folderId: string | null,
   options: WatchOptions,
 ): AsyncGenerator<WatchBatch> {
-  const wait = options.wait ?? 30
-  // wait 0 would make the follow below ask again at once, forever, while nothing changes.
-  if (!Number.isInteger(wait) || wait < 1 || wait > 60) throw new RangeError('wait must be 1 to 60 seconds')
+  const wait = followerWait(options.wait)
   const request = options.signal === undefined ? {} : { signal: options.signal }
   const changesLimit = options.changesLimit === undefined ? {} : { limit: options.changesLimit }
   const pageOptions = {

@@ -14,7 +14,7 @@ import type { HoldOptions } from '../feed/held-request.js'
 import { sessionAfter } from '../feed/session-recheck.js'
 import type { Hold } from '../feed/watcher.js'
 import { TOKEN_PATTERN } from '../schemas/bounded.js'
-import { MAX_WAIT_SECONDS } from '../schemas/changes-query.js'
+import { MAX_WAIT_SECONDS } from '../api/limits.js'
 import type { ParameterRules } from '../schemas/list-folders-query.js'
 
 /**

@@ -21,10 +21,10 @@ const BROWSER_ASSETS_PREFIX = '/assets/'
 const BROWSER_MODULES_PREFIX = '/assets/js/'
 /**
  * The module graph of the page: the browser code, the client, and what the client imports
- * (the API's paths, the problem codes, and the listing orders it sorts a watched listing by).
+ * (src/api's paths and bounds, the problem codes, and the listing orders it sorts a watched
+ * listing by).
  */
-const BROWSER_MODULE =
-  /^\/(?:browser|client|ordering)\/[a-z0-9-]+\.js$|^\/(?:api\/paths|schemas\/problem-codes)\.js$/
+const BROWSER_MODULE = /^\/(?:browser|client|ordering|api)\/[a-z0-9-]+\.js$|^\/schemas\/problem-codes\.js$/
 
 /**
  * Scripts, styles and fetches from this origin only; no inline script or style, no plugins,

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { MAX_WAIT_SECONDS } from '../api/limits.js'
 import { decimalParameter, Token } from './bounded.js'
 import { MAX_CHANGES_LIMIT } from './changes.js'
 import {
@@ -17,7 +18,6 @@ import {
 
 export { MAX_CHANGES_LIMIT }
 export const DEFAULT_CHANGES_LIMIT = 100
-export const MAX_WAIT_SECONDS = 60
 
 export const ChangesQuery = Type.Object(
   {
@@ -55,5 +55,5 @@ export const CHANGES_PARAMETER_RULES = {
   ...PARAMETER_RULES,
   cursor:
     'must be a changes cursor exactly as an answer of this endpoint or a listing\'s rel="changes" link gave it, for the same user and folder, given once',
-  wait: 'must be a whole number of seconds from 0 to 60 in decimal digits, given once',
+  wait: `must be a whole number of seconds from 0 to ${MAX_WAIT_SECONDS} in decimal digits, given once`,
 } as const satisfies ParameterRules

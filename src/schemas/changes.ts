@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox'
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { Folder, OwnerInfo } from './folder.js'
 import { refTo } from './ref.js'
 import { Token, Uuid } from './bounded.js'
@@ -48,18 +48,32 @@ export const OwnerChange = Type.Object(
   },
 )
 
-export const FolderChanges = Type.Object(
+/**
+ * The body both feeds answer with: entries, where the next request starts, and whether to ask
+ * again at once. `descriptions` says what the entries and `has_more: false` mean for a feed.
+ */
+export function feedBody<Entry extends TSchema>(
+  $id: string,
+  entry: Entry,
+  descriptions: { changes: string; has_more: string },
+) {
+  return Type.Object(
+    {
+      changes: Type.Array(entry, { description: descriptions.changes, maxItems: MAX_CHANGES_LIMIT }),
+      cursor: Token({ description: 'where the next request starts; opaque' }),
+      has_more: Type.Boolean({ description: descriptions.has_more }),
+    },
+    { $id, additionalProperties: false },
+  )
+}
+
+export const FolderChanges = feedBody(
+  'FolderChanges',
+  Type.Union([refTo(UpsertChange), refTo(RemoveChange), refTo(OwnerChange)]),
   {
-    changes: Type.Array(Type.Union([refTo(UpsertChange), refTo(RemoveChange), refTo(OwnerChange)]), {
-      description: 'in commit order; a folder at most once, with its latest state',
-      maxItems: MAX_CHANGES_LIMIT,
-    }),
-    cursor: Token({ description: 'where the next request starts; opaque' }),
-    has_more: Type.Boolean({
-      description: 'true: ask again at once with `cursor`; false: the answer reached the present',
-    }),
+    changes: 'in commit order; a folder at most once, with its latest state',
+    has_more: 'true: ask again at once with `cursor`; false: the answer reached the present',
   },
-  { $id: 'FolderChanges', additionalProperties: false },
 )
 
 export type FolderChangesBody = Static<typeof FolderChanges>

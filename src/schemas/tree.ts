@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Token, Uuid } from './bounded.js'
-import { MAX_CHANGES_LIMIT, OwnerChange } from './changes.js'
+import { Uuid } from './bounded.js'
+import { feedBody, OwnerChange } from './changes.js'
 import { Folder } from './folder.js'
 import { refTo } from './ref.js'
 
@@ -44,19 +44,14 @@ export const TreeRemove = Type.Object(
   },
 )
 
-export const FolderTree = Type.Object(
+export const FolderTree = feedBody(
+  'FolderTree',
+  Type.Union([refTo(TreeUpsert), refTo(TreeRemove), refTo(OwnerChange)]),
   {
-    changes: Type.Array(Type.Union([refTo(TreeUpsert), refTo(TreeRemove), refTo(OwnerChange)]), {
-      description:
-        'the download first (a folder never before its parent), then the changes in commit order; a folder at most once',
-      maxItems: MAX_CHANGES_LIMIT,
-    }),
-    cursor: Token({ description: 'where the next request starts; opaque' }),
-    has_more: Type.Boolean({
-      description: 'true: ask again at once with `cursor`; false: the client holds the present tree',
-    }),
+    changes:
+      'the download first (a folder never before its parent), then the changes in commit order; a folder at most once',
+    has_more: 'true: ask again at once with `cursor`; false: the client holds the present tree',
   },
-  { $id: 'FolderTree', additionalProperties: false },
 )
 
 export type FolderTreeBody = Static<typeof FolderTree>

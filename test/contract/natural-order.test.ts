@@ -7,6 +7,7 @@ import { listingBackends } from '../helpers/databases/backends.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { listBody, problemBody, request } from '../helpers/apps/test-app.js'
 import { uuid } from '../helpers/fixtures/ids.js'
+import { ALICE, ALICE_SESSION, usersAndSessions } from '../helpers/fixtures/users.js'
 import { insertLiveFolder, type RawSql } from '../../harness/raw-sql.js'
 import { linkTargets as links } from '../helpers/http/http-asserts.js'
 import { CASE_TABLE, compareNatural, naturalNames } from '../helpers/fixtures/natural-rule.js'
@@ -26,8 +27,6 @@ import {
  * follow the order.
  */
 
-const ALICE = uuid('a7000000', 1)
-const ALICE_SESSION = uuid('a7500000', 1)
 const T0 = Date.parse('2026-05-01T00:00:00.000Z')
 const DEEP_CHILDREN = 2300
 
@@ -35,8 +34,7 @@ type Child = ListedChild
 const byRule = listingComparator(compareNatural)
 
 const dataSet = () => ({
-  users: [{ id: ALICE, username: 'alice' }],
-  sessions: [{ id: ALICE_SESSION, user_id: ALICE }],
+  ...usersAndSessions('alice'),
   folders: [],
 })
 

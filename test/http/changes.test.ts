@@ -1,19 +1,19 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import { allBackends } from '../helpers/databases/backends.js'
 import {
   UNKNOWN_ID,
   folders,
   loadDocument,
-  seededApp,
+  useSeededAppWithRawSql,
   sessions,
   users,
 } from '../helpers/fixtures/contract-data.js'
-import { appOver, listBody, request, type TestApp } from '../helpers/apps/test-app.js'
+import { appOver, listBody, request } from '../helpers/apps/test-app.js'
 import { JSON_TYPE, assertProblem, assertUnauthorized, header } from '../helpers/http/http-asserts.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
+import { insertLiveFolder } from '../../harness/raw-sql.js'
 import { beginDraining } from '../../src/http/plugins/drain.js'
 
 /**
@@ -54,16 +54,7 @@ function assertInvalidParam(res: LightMyRequestResponse, param: string) {
 
 for (const backend of allBackends()) {
   describe(`${backend.name}: GET /v1/folders/changes`, { skip: backend.skip }, () => {
-    let t: TestApp
-    let sql: RawSql
-    before(async () => {
-      t = await seededApp(backend)
-      sql = await openRawSql(t.url)
-    })
-    after(async () => {
-      await sql?.close()
-      await t?.close()
-    })
+    const t = useSeededAppWithRawSql(backend)
 
     const changes = (query: string, session = sessions.aliceLive.id) =>
       request(t.app, { url: PATH, session, query })
@@ -77,7 +68,7 @@ for (const backend of allBackends()) {
     /** A fresh live folder of alice at the root, followed from a fresh cursor. */
     async function followed(): Promise<{ parent: string; cursor: string }> {
       const parent = randomUUID()
-      await insertLiveFolder(sql, {
+      await insertLiveFolder(t.sql, {
         id: parent,
         name: `parent ${parent}`,
         parent: null,
@@ -89,7 +80,7 @@ for (const backend of allBackends()) {
     }
     const child = async (parent: string, name: string) => {
       const id = randomUUID()
-      await insertLiveFolder(sql, { id, name, parent, owner: users.alice.id, at: Date.now() })
+      await insertLiveFolder(t.sql, { id, name, parent, owner: users.alice.id, at: Date.now() })
       return id
     }
     /** The listed folder object (the listing's exact bytes, parsed) of `id` under `parent`. */
@@ -202,36 +193,36 @@ for (const backend of allBackends()) {
 
         const id = randomUUID()
         const inserted = await step(() =>
-          insertLiveFolder(sql, { id, name: 'new', parent, owner: users.alice.id, at: Date.now() }),
+          insertLiveFolder(t.sql, { id, name: 'new', parent, owner: users.alice.id, at: Date.now() }),
         )
         assert.deepEqual(inserted, [await upsertOf(id)])
         assert.equal((inserted[0] as { folder: { name: string } }).folder.name, 'new')
 
         assert.deepEqual(
-          await step(() => sql.run('UPDATE folders SET name = ? WHERE id = ?', 'renamed', id)),
+          await step(() => t.sql.run('UPDATE folders SET name = ? WHERE id = ?', 'renamed', id)),
           [await upsertOf(id)],
         )
         assert.deepEqual(
           await step(() =>
-            sql.run(`UPDATE folders SET updated_at = ${sql.time} WHERE id = ?`, Date.now() + 5000, id),
+            t.sql.run(`UPDATE folders SET updated_at = ${t.sql.time} WHERE id = ?`, Date.now() + 5000, id),
           ),
           [await upsertOf(id)],
         )
         assert.deepEqual(
-          await step(() => sql.run(`UPDATE folders SET is_deleted = ${sql.true} WHERE id = ?`, id)),
+          await step(() => t.sql.run(`UPDATE folders SET is_deleted = ${t.sql.true} WHERE id = ?`, id)),
           [{ type: 'remove', id }],
         )
         assert.deepEqual(
-          await step(() => sql.run(`UPDATE folders SET is_deleted = ${sql.false} WHERE id = ?`, id)),
+          await step(() => t.sql.run(`UPDATE folders SET is_deleted = ${t.sql.false} WHERE id = ?`, id)),
           [await upsertOf(id)],
         )
         assert.deepEqual(
-          await step(() => sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', other, id)),
+          await step(() => t.sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', other, id)),
           [{ type: 'remove', id }],
         )
-        const back = await step(() => sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', parent, id))
+        const back = await step(() => t.sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', parent, id))
         assert.deepEqual(back, [await upsertOf(id)])
-        assert.deepEqual(await step(() => sql.run('DELETE FROM folders WHERE id = ?', id)), [
+        assert.deepEqual(await step(() => t.sql.run('DELETE FROM folders WHERE id = ?', id)), [
           { type: 'remove', id },
         ])
         // a write elsewhere shows nothing here
@@ -240,8 +231,8 @@ for (const backend of allBackends()) {
 
       it('owner: a username or avatar change is one entry with the new owner', async () => {
         const daveFeed = await ok('', sessions.daveLive.id)
-        await sql.run('UPDATE users SET username = ? WHERE id = ?', 'dave-renamed', users.dave.id)
-        await sql.run(
+        await t.sql.run('UPDATE users SET username = ? WHERE id = ?', 'dave-renamed', users.dave.id)
+        await t.sql.run(
           'UPDATE users SET avatar_url = ? WHERE id = ?',
           'https://cdn.example.org/d.png',
           users.dave.id,
@@ -262,7 +253,7 @@ for (const backend of allBackends()) {
       it('a folder given to another user is a remove', async () => {
         const { parent, cursor } = await followed()
         const id = await child(parent, 'gift')
-        await sql.run('UPDATE folders SET owner_id = ?, folder_id = NULL WHERE id = ?', users.bob.id, id)
+        await t.sql.run('UPDATE folders SET owner_id = ?, folder_id = NULL WHERE id = ?', users.bob.id, id)
         const answer = await ok(`folder_id=${parent}&cursor=${cursor}`)
         assert.deepEqual(answer.changes, [{ type: 'remove', id }])
       })
@@ -271,7 +262,7 @@ for (const backend of allBackends()) {
         const { parent, cursor } = await followed()
         const a = await child(parent, 'a')
         const b = await child(parent, 'b')
-        await sql.run('UPDATE folders SET name = ? WHERE id = ?', 'a2', a)
+        await t.sql.run('UPDATE folders SET name = ? WHERE id = ?', 'a2', a)
         const answer = await ok(`folder_id=${parent}&cursor=${cursor}`)
         assert.deepEqual(
           answer.changes.map((c) => (c.type === 'upsert' ? c.folder.name : c.type)),
@@ -327,7 +318,7 @@ for (const backend of allBackends()) {
 
       it('404 once the followed folder is deleted', async () => {
         const { parent, cursor } = await followed()
-        await sql.run(`UPDATE folders SET is_deleted = ${sql.true} WHERE id = ?`, parent)
+        await t.sql.run(`UPDATE folders SET is_deleted = ${t.sql.true} WHERE id = ?`, parent)
         assertProblem(await changes(`folder_id=${parent}&cursor=${cursor}`), 404, 'NOT_FOUND')
       })
 
@@ -355,7 +346,7 @@ for (const backend of allBackends()) {
         await new Promise((resolve) => setTimeout(resolve, 300))
         const id = randomUUID()
         const committed = Date.now()
-        await insertLiveFolder(sql, { id, name: 'awaited', parent, owner: users.alice.id, at: Date.now() })
+        await insertLiveFolder(t.sql, { id, name: 'awaited', parent, owner: users.alice.id, at: Date.now() })
         const res = await held
         const answered = Date.now()
         assert.equal(res.statusCode, 200)
@@ -401,21 +392,21 @@ for (const backend of allBackends()) {
       /** A user of its own with one session and one root folder, written as another writer would. */
       async function freshUser(): Promise<{ user: string; session: string; folder: string }> {
         const [user, session, folder] = [randomUUID(), randomUUID(), randomUUID()]
-        await sql.run(
+        await t.sql.run(
           `INSERT INTO users (id, username, is_suspended, created_at, updated_at)
-           VALUES (?, ?, ${sql.false}, ${sql.time}, ${sql.time})`,
+           VALUES (?, ?, ${t.sql.false}, ${t.sql.time}, ${t.sql.time})`,
           user,
           `user-${user}`,
           Date.now(),
           Date.now(),
         )
-        await sql.run(
-          `INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ${sql.time})`,
+        await t.sql.run(
+          `INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ${t.sql.time})`,
           session,
           user,
           Date.now(),
         )
-        await insertLiveFolder(sql, { id: folder, name: 'mine', parent: null, owner: user, at: Date.now() })
+        await insertLiveFolder(t.sql, { id: folder, name: 'mine', parent: null, owner: user, at: Date.now() })
         return { user, session, folder }
       }
       async function held(session: string, waitSeconds: number) {
@@ -429,9 +420,9 @@ for (const backend of allBackends()) {
         const started = Date.now()
         const answer = held(session, 8)
         await pause(300)
-        await sql.run('DELETE FROM sessions WHERE id = ?', session)
+        await t.sql.run('DELETE FROM sessions WHERE id = ?', session)
         const id = randomUUID()
-        await insertLiveFolder(sql, {
+        await insertLiveFolder(t.sql, {
           id,
           name: 'after the revoke',
           parent: null,
@@ -448,13 +439,17 @@ for (const backend of allBackends()) {
         const { session } = await freshUser()
         const answer = held(session, 1)
         await pause(200)
-        await sql.run('DELETE FROM sessions WHERE id = ?', session)
+        await t.sql.run('DELETE FROM sessions WHERE id = ?', session)
         assertUnauthorized(await answer)
       })
 
       it('a session expired during the wait: 401', async () => {
         const { session } = await freshUser()
-        await sql.run(`UPDATE sessions SET expires_at = ${sql.time} WHERE id = ?`, Date.now() + 500, session)
+        await t.sql.run(
+          `UPDATE sessions SET expires_at = ${t.sql.time} WHERE id = ?`,
+          Date.now() + 500,
+          session,
+        )
         assertUnauthorized(await held(session, 2))
       })
 
@@ -462,8 +457,8 @@ for (const backend of allBackends()) {
         const { user, session, folder } = await freshUser()
         const answer = held(session, 8)
         await pause(300)
-        await sql.run(`UPDATE users SET is_suspended = ${sql.true} WHERE id = ?`, user)
-        await sql.run('UPDATE folders SET name = ? WHERE id = ?', 'renamed while frozen', folder)
+        await t.sql.run(`UPDATE users SET is_suspended = ${t.sql.true} WHERE id = ?`, user)
+        await t.sql.run('UPDATE folders SET name = ? WHERE id = ?', 'renamed while frozen', folder)
         const res = await answer
         assertProblem(res, 403, 'FROZEN_ACCOUNT')
         assert.ok(!res.payload.includes('renamed while frozen'))
@@ -472,13 +467,7 @@ for (const backend of allBackends()) {
   })
 
   describe(`${backend.name}: held requests, bounded and answered at shutdown`, { skip: backend.skip }, () => {
-    let t: TestApp
-    before(async () => {
-      t = await seededApp(backend)
-    })
-    after(async () => {
-      await t?.close()
-    })
+    const t = useSeededAppWithRawSql(backend)
 
     it('requests woken together by one commit share one read and one session check after it', async () => {
       let reads = 0
@@ -497,7 +486,6 @@ for (const backend of allBackends()) {
       })
       // twenty held requests of one session: above the default bound per session
       const app = await appOver(counting, { longPollMaxPerSession: 20 })
-      const sql = await openRawSql(t.url)
       try {
         const get = (query: string) => request(app, { url: PATH, session: sessions.bobLive.id, query })
         const fresh = JSON.parse((await get('')).payload) as ChangesJson
@@ -506,7 +494,13 @@ for (const backend of allBackends()) {
         const before = reads
         const lookupsBefore = lookups
         const id = randomUUID()
-        await insertLiveFolder(sql, { id, name: 'shared', parent: null, owner: users.bob.id, at: Date.now() })
+        await insertLiveFolder(t.sql, {
+          id,
+          name: 'shared',
+          parent: null,
+          owner: users.bob.id,
+          at: Date.now(),
+        })
         for (const res of await Promise.all(held)) {
           assert.deepEqual(
             body(res).changes.map((c) => (c.type === 'upsert' ? c.folder.id : c.type)),
@@ -518,7 +512,6 @@ for (const backend of allBackends()) {
         const checks = lookups - lookupsBefore
         assert.ok(checks <= 2, `${checks} session lookups for 20 woken requests of one session`)
       } finally {
-        await sql.close()
         await app.close()
       }
     })

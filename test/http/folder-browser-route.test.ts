@@ -13,7 +13,13 @@ import { useSeededApp } from '../helpers/apps/operability-db.js'
  * itself runs in Chromium in test/browser.
  */
 
-const SERVED_MODULES = ['browser/main.js', 'client/index.js', 'api/paths.js', 'schemas/problem-codes.js']
+const SERVED_MODULES = [
+  'browser/main.js',
+  'client/index.js',
+  'api/paths.js',
+  'api/limits.js',
+  'schemas/problem-codes.js',
+]
 
 /** The relative import specifiers of a compiled module (static `import ... from '...'`). */
 function importsOf(file: string): string[] {

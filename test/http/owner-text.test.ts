@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import { allBackends } from '../helpers/databases/backends.js'
-import { seededApp, sessions, users } from '../helpers/fixtures/contract-data.js'
-import { request, type TestApp } from '../helpers/apps/test-app.js'
-import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
+import { sessions, useSeededAppWithRawSql, users } from '../helpers/fixtures/contract-data.js'
+import { request } from '../helpers/apps/test-app.js'
 
 /**
  * An owner's avatar_url is whatever text other writers stored (at most 2,048 characters):
@@ -15,23 +14,14 @@ const AVATAR = 'not a URI, just text ☃'
 
 for (const backend of allBackends()) {
   describe(`${backend.name}: an avatar_url that is not a URI`, { skip: backend.skip }, () => {
-    let t: TestApp
-    let sql: RawSql
-    before(async () => {
-      t = await seededApp(backend)
-      sql = await openRawSql(t.url)
-    })
-    after(async () => {
-      await sql?.close()
-      await t?.close()
-    })
+    const t = useSeededAppWithRawSql(backend)
 
     it('is sent as stored by the listing, the changes feed and the tree', async () => {
       const session = sessions.aliceLive.id
       const start = await request(t.app, { url: '/v1/folders/changes', session })
       assert.equal(start.statusCode, 200, start.payload)
       const cursor = (JSON.parse(start.payload) as { cursor: string }).cursor
-      await sql.run('UPDATE users SET avatar_url = ? WHERE id = ?', AVATAR, users.alice.id)
+      await t.sql.run('UPDATE users SET avatar_url = ? WHERE id = ?', AVATAR, users.alice.id)
 
       const changes = await request(t.app, { url: '/v1/folders/changes', session, query: `cursor=${cursor}` })
       assert.equal(changes.statusCode, 200, changes.payload)

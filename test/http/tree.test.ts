@@ -1,19 +1,19 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import { allBackends } from '../helpers/databases/backends.js'
 import {
   UNKNOWN_ID,
   folders,
   loadDocument,
-  seededApp,
+  useSeededAppWithRawSql,
   sessions,
   users,
 } from '../helpers/fixtures/contract-data.js'
-import { request, type TestApp } from '../helpers/apps/test-app.js'
+import { request } from '../helpers/apps/test-app.js'
 import { JSON_TYPE, assertProblem, assertUnauthorized, header } from '../helpers/http/http-asserts.js'
-import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
+import { insertLiveFolder } from '../../harness/raw-sql.js'
 
 /**
  * GET /v1/folders/tree over HTTP (docs/api.md "GET /v1/folders/tree"): the checks and their
@@ -45,16 +45,7 @@ function assertInvalidParam(res: LightMyRequestResponse, param: string) {
 
 for (const backend of allBackends()) {
   describe(`${backend.name}: GET /v1/folders/tree`, { skip: backend.skip }, () => {
-    let t: TestApp
-    let sql: RawSql
-    before(async () => {
-      t = await seededApp(backend)
-      sql = await openRawSql(t.url)
-    })
-    after(async () => {
-      await sql?.close()
-      await t?.close()
-    })
+    const t = useSeededAppWithRawSql(backend)
 
     const tree = (query: string, session = sessions.aliceLive.id) =>
       request(t.app, { url: PATH, session, query })
@@ -67,7 +58,7 @@ for (const backend of allBackends()) {
     }
     const folder = async (parent: string | null, name = 'f') => {
       const id = randomUUID()
-      await insertLiveFolder(sql, { id, name, parent, owner: users.alice.id, at: Date.now() })
+      await insertLiveFolder(t.sql, { id, name, parent, owner: users.alice.id, at: Date.now() })
       return id
     }
     /** A root with two children and three grandchildren under the first. */
@@ -173,8 +164,8 @@ for (const backend of allBackends()) {
         const { root, a, b, grandchildren } = await smallTree()
         const { cursor } = await drain(root, null, 10)
         const [a1, a2] = grandchildren as [string, string, string]
-        await sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', b, a1)
-        await sql.run(`UPDATE folders SET is_deleted = ${sql.true} WHERE id = ?`, a2)
+        await t.sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', b, a1)
+        await t.sql.run(`UPDATE folders SET is_deleted = ${t.sql.true} WHERE id = ?`, a2)
         const { entries } = await drain(root, cursor, 10)
         const moved = entries.find((e) => e.type === 'upsert' && e.folder.id === a1)
         assert.deepEqual(moved?.type === 'upsert' && [moved.folder.folder_id, moved.previous_folder_id], [
@@ -190,9 +181,9 @@ for (const backend of allBackends()) {
       it('a subtree moved back in comes back whole', async () => {
         const { root, a, grandchildren } = await smallTree()
         const outside = await folder(null, 'outside')
-        await sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', outside, a)
+        await t.sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', outside, a)
         const { cursor } = await drain(root, null, 10)
-        await sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', root, a)
+        await t.sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', root, a)
         const { entries } = await drain(root, cursor, 10)
         const upserted = entries.flatMap((e) => (e.type === 'upsert' ? [e.folder.id] : []))
         assert.deepEqual(upserted.sort(), [a, ...grandchildren].sort())
@@ -205,9 +196,9 @@ for (const backend of allBackends()) {
         const x = await folder(y, 'x')
         const z = await folder(x, 'z')
         const { cursor } = await drain(root, null, 10)
-        await sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', root, x)
-        await sql.run(`UPDATE folders SET is_deleted = ${sql.true} WHERE id = ?`, y)
-        await sql.run('UPDATE folders SET name = ? WHERE id = ?', 'x renamed', x)
+        await t.sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', root, x)
+        await t.sql.run(`UPDATE folders SET is_deleted = ${t.sql.true} WHERE id = ?`, y)
+        await t.sql.run('UPDATE folders SET name = ? WHERE id = ?', 'x renamed', x)
         const held = new Map<string, string | null>([
           [y, root],
           [x, y],
@@ -244,7 +235,7 @@ for (const backend of allBackends()) {
       it('404 once the root is deleted', async () => {
         const { root } = await smallTree()
         const { cursor } = await drain(root, null, 10)
-        await sql.run(`UPDATE folders SET is_deleted = ${sql.true} WHERE id = ?`, root)
+        await t.sql.run(`UPDATE folders SET is_deleted = ${t.sql.true} WHERE id = ?`, root)
         assertProblem(await tree(`root=${root}&cursor=${cursor}`), 404, 'NOT_FOUND')
       })
 

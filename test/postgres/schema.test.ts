@@ -7,6 +7,7 @@ import { LIST_CHILDREN, LIST_ROOT } from '../../src/store/postgres/postgres-stat
 import type { Store } from '../../src/store/store.js'
 import { TEST_SETTINGS } from '../helpers/databases/backends.js'
 import { createEmptyDatabase, freshPostgresDatabase, withAdminClient } from '../helpers/databases/postgres.js'
+import { ALICE, BOB } from '../helpers/fixtures/users.js'
 
 /**
  * What the PostgreSQL schema and queries promise beyond the shared Store contract: the
@@ -18,8 +19,6 @@ import { createEmptyDatabase, freshPostgresDatabase, withAdminClient } from '../
 const skip = process.env.TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set'
 const BASE_URL = process.env.TEST_DATABASE_URL ?? ''
 
-const ALICE = 'a11ce000-0000-4000-8000-000000000001'
-const BOB = 'b0b00000-0000-4000-8000-000000000002'
 const DOCS = 'd0c50000-0000-4000-8000-0000000000d1'
 
 describe('postgres schema', { skip }, () => {

@@ -1,14 +1,22 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import fc from 'fast-check'
-import type { FastifyInstance } from 'fastify'
+import type { LightMyRequestResponse } from 'fastify'
 import { compareCodePoints } from '../../src/ordering/code-points.js'
-import { validateImport } from '../../src/import/validate-import.js'
 import type { Backend } from '../helpers/databases/backends.js'
-import type { Store } from '../../src/store/store.js'
-import type { ModelFolderBody } from '../helpers/fixtures/model.js'
-import { insertLiveFolder, type RawSql } from '../../harness/raw-sql.js'
-import { assertOnRawSql } from './raw-sql-property.js'
+import { insertLiveFolder } from '../../harness/raw-sql.js'
+import {
+  assertOnRawSql,
+  listAll,
+  newReplayStats,
+  openCase,
+  readFeed,
+  replayOps,
+  type FeedEntry,
+  type FolderJson,
+  type PropertyRig,
+  type ReplayStats,
+} from '../helpers/apps/feed-replay.js'
 
 /**
  * The replay guarantee of the changes feed (docs/api.md "The replay guarantee") as a
@@ -60,21 +68,6 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.constant({ op: 'check' as const }) },
 )
 
-/** A folder as the listing and the feed show it (the listing model's shape). */
-type FolderJson = ModelFolderBody
-type Entry =
-  | { type: 'upsert'; folder: FolderJson }
-  | { type: 'remove'; id: string }
-  | { type: 'owner'; owner: FolderJson['owner'] }
-
-export interface ReplayStats {
-  cases: number
-  checks: number
-  writes: number
-  entries: Record<Entry['type'], number>
-  cutShort: number
-}
-
 const BASE_TIME = Date.parse('2026-02-01T00:00:00.000Z')
 
 const byListingOrder = (a: FolderJson, b: FolderJson) =>
@@ -83,82 +76,57 @@ const byListingOrder = (a: FolderJson, b: FolderJson) =>
   (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
 /** One case: a fresh owner and folders, the ops, and a final quiet point. */
-async function runCase(app: FastifyInstance, sql: RawSql, ops: Op[], stats: ReplayStats, store: Store) {
+async function runCase(rig: PropertyRig, ops: Op[], stats: ReplayStats) {
+  const { sql } = rig
   const owner = randomUUID()
   const session = randomUUID()
   const followed = randomUUID()
   const other = randomUUID()
   let usernames = 0
   const username = () => `replay-${owner.slice(0, 8)}-${usernames++}`
-  await store.importData(
-    validateImport(
-      {
-        users: [{ id: owner, username: username(), email: null, avatar_url: null, password_hash: null }],
-        sessions: [{ id: session, user_id: owner }],
-        folders: [
-          { id: followed, name: 'followed', folder_id: null, owner_id: owner },
-          { id: other, name: 'other', folder_id: null, owner_id: owner },
-        ],
-      },
-      Date.now(),
-    ),
+  const get = await openCase(
+    rig,
+    session,
+    [{ id: owner, username: username() }],
+    [
+      { id: followed, name: 'followed' },
+      { id: other, name: 'other' },
+    ],
   )
-  const headers = { cookie: `session_id=${session}` }
-  const get = async (url: string) => {
-    const res = await app.inject({ url, headers })
-    assert.equal(res.statusCode, 200, `${url}: ${res.payload}`)
-    return res
-  }
   const parentOf: Record<Target, string | null> = { followed, other, root: null }
   const made: string[] = []
   const picked = (n: number) => made[n % Math.max(made.length, 1)]
 
-  // The client: page 1 gives the cursor; `next` links walk the rest.
+  // The client: page 1 gives the cursor (in its Link header); `next` links walk the rest.
   const replica = new Map<string, FolderJson>()
   const first = await get(`/v1/folders?folder_id=${followed}&limit=2`)
   const link = String(first.headers.link)
   let cursorUrl = /<([^>]+)>; rel="changes"/.exec(link)?.[1]
   assert.ok(cursorUrl !== undefined, link)
   let next: string | undefined
-  const takePage = (res: Awaited<ReturnType<typeof get>>) => {
+  const takePage = (res: LightMyRequestResponse) => {
     for (const f of res.json<{ folders: FolderJson[] }>().folders) replica.set(f.id, f)
     next = /<([^>]+)>; rel="next"/.exec(String(res.headers.link))?.[1]
   }
   takePage(first)
-  let dirty = true
 
+  const apply = (entry: FeedEntry) => {
+    if (entry.type === 'upsert') replica.set(entry.folder.id, entry.folder)
+    else if (entry.type === 'remove') replica.delete(entry.id)
+    else for (const f of replica.values()) f.owner = entry.owner
+  }
   const drainOnce = async (limit: number): Promise<boolean> => {
-    const res = await get(`${cursorUrl}&limit=${limit}`)
-    const body = res.json<{ changes: Entry[]; cursor: string; has_more: boolean }>()
-    assert.ok(body.changes.length <= limit)
-    for (const entry of body.changes) {
-      stats.entries[entry.type]++
-      if (entry.type === 'upsert') replica.set(entry.folder.id, entry.folder)
-      else if (entry.type === 'remove') replica.delete(entry.id)
-      else for (const f of replica.values()) f.owner = entry.owner
-    }
-    if (body.has_more) stats.cutShort++
+    const body = await readFeed(get, `${cursorUrl}&limit=${limit}`, limit, stats, apply)
     cursorUrl = cursorUrl?.replace(/cursor=[A-Za-z0-9_-]+/, `cursor=${body.cursor}`)
     return body.has_more
   }
   const quiet = async () => {
     while (next !== undefined) takePage(await get(next))
     for (let i = 0; (await drainOnce(3)) && i < 1000; i++);
-    const listing: FolderJson[] = []
-    for (let page = 1; ; page++) {
-      const body = (await get(`/v1/folders?folder_id=${followed}&limit=100&page=${page}`)).json<{
-        folders: FolderJson[]
-        total: number
-      }>()
-      listing.push(...body.folders)
-      if (page * 100 >= body.total) break
-    }
-    assert.deepEqual([...replica.values()].sort(byListingOrder), listing)
-    stats.checks++
-    dirty = false
+    assert.deepEqual([...replica.values()].sort(byListingOrder), await listAll(get, followed))
   }
 
-  for (const op of ops) {
+  const step = async (op: Op): Promise<boolean> => {
     const id = 'pick' in op ? picked(op.pick) : undefined
     switch (op.op) {
       case 'insert': {
@@ -171,65 +139,55 @@ async function runCase(app: FastifyInstance, sql: RawSql, ops: Op[], stats: Repl
           owner,
           at: BASE_TIME + op.at,
         })
-        break
+        return true
       }
       case 'rename':
-        if (id === undefined) continue
+        if (id === undefined) return false
         await sql.run('UPDATE folders SET name = ? WHERE id = ?', NAMES[op.name], id)
-        break
+        return true
       case 'move':
-        if (id === undefined) continue
+        if (id === undefined) return false
         await sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', parentOf[op.target], id)
-        break
+        return true
       case 'delete':
       case 'undelete':
-        if (id === undefined) continue
+        if (id === undefined) return false
         await sql.run(
           `UPDATE folders SET is_deleted = ${op.op === 'delete' ? sql.true : sql.false} WHERE id = ?`,
           id,
         )
-        break
+        return true
       case 'rowDelete':
-        if (id === undefined) continue
+        if (id === undefined) return false
         await sql.run('DELETE FROM folders WHERE id = ?', id)
         made.splice(made.indexOf(id), 1)
-        break
+        return true
       case 'username':
         await sql.run('UPDATE users SET username = ? WHERE id = ?', username(), owner)
-        break
+        return true
       case 'page':
         if (next !== undefined) takePage(await get(next))
-        continue
+        return false
       case 'drain':
         if (next === undefined) await drainOnce(op.limit)
-        continue
+        return false
       case 'check':
-        if (dirty) await quiet()
-        continue
+        return false
     }
-    stats.writes++
-    dirty = true
   }
-  await quiet()
-  stats.cases++
+  await replayOps(ops, stats, step, quiet)
 }
 
 export async function runReplayProperty(
   backend: Backend,
   options: { numRuns: number; maxOps: number },
 ): Promise<ReplayStats> {
-  const stats: ReplayStats = {
-    cases: 0,
-    checks: 0,
-    writes: 0,
-    entries: { upsert: 0, remove: 0, owner: 0 },
-    cutShort: 0,
-  }
+  const stats = newReplayStats()
   await assertOnRawSql(
     backend,
     options.numRuns,
     fc.array(opArb, { minLength: Math.ceil(options.maxOps / 2), maxLength: options.maxOps }),
-    ({ app, sql, store }, ops) => runCase(app, sql, ops, stats, store),
+    (rig, ops) => runCase(rig, ops, stats),
   )
   return stats
 }

@@ -1,13 +1,20 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import fc from 'fast-check'
-import type { FastifyInstance } from 'fastify'
-import { validateImport } from '../../src/import/validate-import.js'
 import type { Backend } from '../helpers/databases/backends.js'
-import type { Store } from '../../src/store/store.js'
-import type { ModelFolderBody } from '../helpers/fixtures/model.js'
-import { insertLiveFolder, type RawSql } from '../../harness/raw-sql.js'
-import { assertOnRawSql } from './raw-sql-property.js'
+import { insertLiveFolder } from '../../harness/raw-sql.js'
+import {
+  assertOnRawSql,
+  listAll,
+  newReplayStats,
+  openCase,
+  readFeed,
+  replayOps,
+  type FeedEntry,
+  type FolderJson,
+  type PropertyRig,
+  type ReplayStats,
+} from '../helpers/apps/feed-replay.js'
 
 /**
  * The replay guarantee of the folder tree feed (docs/api.md "Folder tree") as a property:
@@ -65,27 +72,16 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.constant({ op: 'check' as const }) },
 )
 
-type FolderJson = ModelFolderBody
-type Entry =
-  | { type: 'upsert'; folder: FolderJson; previous_folder_id?: string | null }
-  | { type: 'remove'; id: string; folder_id: string | null }
-  | { type: 'owner'; owner: FolderJson['owner'] }
-
-export interface TreeReplayStats {
-  cases: number
-  checks: number
-  writes: number
+export interface TreeReplayStats extends ReplayStats {
   /** writes the database refused (a foreign key: a parent of another owner, a row with children) */
   refused: number
-  entries: Record<Entry['type'], number>
   moved: number
-  cutShort: number
 }
 
 const BASE_TIME = Date.parse('2026-02-01T00:00:00.000Z')
 
 /** The client's tree: remove takes the folder and everything below it, as the client knows it. */
-function applyEntry(tree: Map<string, FolderJson>, entry: Entry): void {
+function applyEntry(tree: Map<string, FolderJson>, entry: FeedEntry): void {
   if (entry.type === 'upsert') tree.set(entry.folder.id, entry.folder)
   else if (entry.type === 'owner') for (const f of tree.values()) f.owner = entry.owner
   else {
@@ -103,47 +99,25 @@ function applyEntry(tree: Map<string, FolderJson>, entry: Entry): void {
   }
 }
 
-async function runCase(
-  app: FastifyInstance,
-  sql: RawSql,
-  ops: Op[],
-  atUserRoot: boolean,
-  stats: TreeReplayStats,
-  store: Store,
-) {
+async function runCase(rig: PropertyRig, ops: Op[], atUserRoot: boolean, stats: TreeReplayStats) {
+  const { sql } = rig
   const [owner, other, session] = [randomUUID(), randomUUID(), randomUUID()]
   const [top, outside] = [randomUUID(), randomUUID()]
   let usernames = 0
   const username = () => `tree-${owner.slice(0, 8)}-${usernames++}`
-  await store.importData(
-    validateImport(
-      {
-        users: [
-          { id: owner, username: username(), email: null, avatar_url: null, password_hash: null },
-          {
-            id: other,
-            username: `other-${other.slice(0, 8)}`,
-            email: null,
-            avatar_url: null,
-            password_hash: null,
-          },
-        ],
-        sessions: [{ id: session, user_id: owner }],
-        folders: [
-          { id: top, name: 'top', folder_id: null, owner_id: owner },
-          { id: outside, name: 'outside', folder_id: null, owner_id: owner },
-        ],
-      },
-      Date.now(),
-    ),
+  const get = await openCase(
+    rig,
+    session,
+    [
+      { id: owner, username: username() },
+      { id: other, username: `other-${other.slice(0, 8)}` },
+    ],
+    [
+      { id: top, name: 'top' },
+      { id: outside, name: 'outside' },
+    ],
   )
   const root = atUserRoot ? null : top
-  const headers = { cookie: `session_id=${session}` }
-  const get = async <T>(url: string): Promise<T> => {
-    const res = await app.inject({ url, headers })
-    assert.equal(res.statusCode, 200, `${url}: ${res.payload}`)
-    return res.json<T>()
-  }
   const made: string[] = []
   const given: string[] = []
   const picked = (n: number) => made[n % Math.max(made.length, 1)]
@@ -152,23 +126,18 @@ async function runCase(
 
   const tree = new Map<string, FolderJson>()
   let cursor: string | null = null
-  let dirty = true
   const treeUrl = (limit: number) =>
     `/v1/folders/tree?limit=${limit}${root === null ? '' : `&root=${root}`}${cursor === null ? '' : `&cursor=${cursor}`}`
 
   const readOnce = async (limit: number): Promise<boolean> => {
-    const body = await get<{ changes: Entry[]; cursor: string; has_more: boolean }>(treeUrl(limit))
-    assert.ok(body.changes.length <= limit, `${body.changes.length} entries above limit ${limit}`)
+    const body = await readFeed(get, treeUrl(limit), limit, stats, (entry) => {
+      if (entry.type === 'upsert' && entry.previous_folder_id !== undefined) stats.moved++
+      applyEntry(tree, entry)
+    })
     const ids = body.changes.flatMap((e) =>
       e.type === 'upsert' ? [e.folder.id] : e.type === 'remove' ? [e.id] : [],
     )
     assert.equal(new Set(ids).size, ids.length, 'a folder appears at most once in one answer')
-    for (const entry of body.changes) {
-      stats.entries[entry.type]++
-      if (entry.type === 'upsert' && entry.previous_folder_id !== undefined) stats.moved++
-      applyEntry(tree, entry)
-    }
-    if (body.has_more) stats.cutShort++
     cursor = body.cursor
     return body.has_more
   }
@@ -177,15 +146,9 @@ async function runCase(
     const found: FolderJson[] = []
     const queue: (string | null)[] = [root]
     while (queue.length > 0) {
-      const parent = queue.shift() as string | null
-      for (let page = 1; ; page++) {
-        const body = await get<{ folders: FolderJson[]; total: number }>(
-          `/v1/folders?limit=100&page=${page}${parent === null ? '' : `&folder_id=${parent}`}`,
-        )
-        found.push(...body.folders)
-        queue.push(...body.folders.map((f) => f.id))
-        if (page * 100 >= body.total) break
-      }
+      const children = await listAll(get, queue.shift() as string | null)
+      found.push(...children)
+      queue.push(...children.map((f) => f.id))
     }
     return found
   }
@@ -196,8 +159,6 @@ async function runCase(
     for (let i = 0; more && i < 2000; i++) more = await readOnce(stats.checks % 2 === 0 ? 3 : 20)
     assert.equal(more, false, 'the feed reaches the present')
     assert.deepEqual([...tree.values()].sort(byId), (await listed()).sort(byId))
-    stats.checks++
-    dirty = false
   }
   const write = async (statement: string, ...params: unknown[]) => {
     try {
@@ -209,12 +170,12 @@ async function runCase(
     }
   }
 
-  for (const op of ops) {
+  const step = async (op: Op): Promise<boolean> => {
     const id = 'pick' in op ? picked(op.pick) : undefined
     switch (op.op) {
       case 'create': {
         const parent = parentAt(op.place)
-        if (parent === undefined) continue
+        if (parent === undefined) return false
         const newId = randomUUID()
         made.push(newId)
         await insertLiveFolder(sql, {
@@ -224,71 +185,61 @@ async function runCase(
           owner,
           at: BASE_TIME,
         })
-        break
+        return true
       }
       case 'rename':
-        if (
-          id === undefined ||
-          !(await write('UPDATE folders SET name = ? WHERE id = ?', NAMES[op.name], id))
+        return (
+          id !== undefined && (await write('UPDATE folders SET name = ? WHERE id = ?', NAMES[op.name], id))
         )
-          continue
-        break
       case 'move': {
         const parent = parentAt(op.place)
-        if (id === undefined || parent === undefined || parent === id) continue
+        if (id === undefined || parent === undefined || parent === id) return false
         // Into its own subtree too: the folder and its subtree then hang from no root at all.
-        if (!(await write('UPDATE folders SET folder_id = ? WHERE id = ?', parent, id))) continue
-        break
+        return write('UPDATE folders SET folder_id = ? WHERE id = ?', parent, id)
       }
       case 'delete':
       case 'undelete': {
         const flag = op.op === 'delete' ? sql.true : sql.false
-        if (id === undefined || !(await write(`UPDATE folders SET is_deleted = ${flag} WHERE id = ?`, id)))
-          continue
-        break
+        return id !== undefined && (await write(`UPDATE folders SET is_deleted = ${flag} WHERE id = ?`, id))
       }
       case 'rowDelete':
-        if (id === undefined || !(await write('DELETE FROM folders WHERE id = ?', id))) continue
+        if (id === undefined || !(await write('DELETE FROM folders WHERE id = ?', id))) return false
         made.splice(made.indexOf(id), 1)
-        break
+        return true
       case 'giveAway':
         // A parent must have the same owner: the folder goes to the other user's root.
         if (
           id === undefined ||
           !(await write('UPDATE folders SET owner_id = ?, folder_id = NULL WHERE id = ?', other, id))
         )
-          continue
+          return false
         made.splice(made.indexOf(id), 1)
         given.push(id)
-        break
+        return true
       case 'giveBack': {
         const back = given.shift()
         const parent = parentAt(op.place)
-        if (back === undefined || parent === undefined) continue
+        if (back === undefined || parent === undefined) return false
         if (
           !(await write('UPDATE folders SET owner_id = ?, folder_id = ? WHERE id = ?', owner, parent, back))
         ) {
           given.push(back)
-          continue
+          return false
         }
         made.push(back)
-        break
+        return true
       }
       case 'username':
         await sql.run('UPDATE users SET username = ? WHERE id = ?', username(), owner)
-        break
+        return true
       case 'read':
         await readOnce(op.limit)
-        continue
+        return false
       case 'check':
-        if (dirty) await quiet()
-        continue
+        return false
     }
-    stats.writes++
-    dirty = true
   }
-  await quiet()
-  stats.cases++
+  await replayOps(ops, stats, step, quiet)
 }
 
 const at = (pick: number): Place => ({ kind: 'made', pick })
@@ -319,15 +270,7 @@ export async function runTreeReplayProperty(
   backend: Backend,
   options: { numRuns: number; maxOps: number },
 ): Promise<TreeReplayStats> {
-  const stats: TreeReplayStats = {
-    cases: 0,
-    checks: 0,
-    writes: 0,
-    refused: 0,
-    entries: { upsert: 0, remove: 0, owner: 0 },
-    moved: 0,
-    cutShort: 0,
-  }
+  const stats: TreeReplayStats = { ...newReplayStats(), refused: 0, moved: 0 }
   await assertOnRawSql(
     backend,
     options.numRuns,
@@ -335,7 +278,7 @@ export async function runTreeReplayProperty(
       fc.array(opArb, { minLength: Math.ceil(options.maxOps / 2), maxLength: options.maxOps }),
       fc.boolean(),
     ),
-    ({ app, sql, store }, [ops, atUserRoot]) => runCase(app, sql, ops, atUserRoot, stats, store),
+    (rig, [ops, atUserRoot]) => runCase(rig, ops, atUserRoot, stats),
     TREE_REPLAY_EXAMPLES,
   )
   return stats

@@ -4,13 +4,13 @@ import { describe, it } from 'node:test'
 import { changesBinding, ChangesCursors } from '../../src/tokens/changes-cursor.js'
 import { changesBody } from '../../src/feed/changes.js'
 import { CursorSealer, cursorBinding } from '../../src/tokens/listing-cursor.js'
+import { ALICE as USER } from '../helpers/fixtures/users.js'
 import { ALL_ROWS, type ChangeRow, type ChangesResult, type FolderRow } from '../../src/store/store.js'
 
 /** The feed module without HTTP or database: entries, collapse, next cursor, tokens. */
 
 const key = randomBytes(32)
 const cursors = new ChangesCursors(key)
-const USER = '0a11ce00-0000-4000-8000-000000000001'
 const PARENT = 'f0000000-0000-4000-8000-000000000050'
 const binding = changesBinding(USER, PARENT)
 const owner = { id: USER, username: 'alice', avatar_url: null }
