@@ -11,7 +11,8 @@ import type { FolderRow, TreePath } from './store.js'
  * and left at the first child that has children of its own (the count kept by migration
  * 002), where the walk goes down, or at its end, where it climbs: a page costs
  * O(limit + depth) rows and one read per folder with children or level climbed, whatever
- * the size of the tree. A folder whose count is 0 has no read below it.
+ * the size of the tree. A folder whose count is 0 has no read below it. (PostgreSQL runs
+ * the same steps as one statement, a seek each: postgres-tree.ts.)
  *
  * Resuming (in the page's own snapshot): the cursor's head ids are checked level by level,
  * each a live folder of the owner whose parent is the level above (the top for level 1);
