@@ -38,25 +38,27 @@ export interface FeedRoute<R extends { cursor: string | null; wait: number }, B 
   /** the feed's parameter texts, so a bad cursor's 400 says where that feed's cursors come from */
   rules: ParameterRules
   eventStream: EventStreamOptions
+  /** the body's JSON, byte for byte what the route's 200 schema serialiser writes; default: that serialiser */
+  json?: (body: B) => string
 }
 
 /**
  * The handler body both feed routes (changes, tree) share: 503 while draining (an answer
  * now would invite an instant retry, and a stream would end at once), an event stream for
- * `Accept: text/event-stream`, otherwise one answer. A body is serialised once by the
- * route's 200 schema for every request and stream that shares it (one commit, many
- * followers). A client that goes away aborts its wait, which frees a held slot at once
+ * `Accept: text/event-stream`, otherwise one answer. A body is serialised once (by the
+ * route's 200 schema, or its `json`, which writes the same bytes) for every request and
+ * stream that shares it (one commit, many followers). A client that goes away aborts its wait, which frees a held slot at once
  * rather than when its wait would have ended.
  */
 export function feedAnswerer<R extends { cursor: string | null; wait: number }, B extends FeedBody>(
   app: FastifyInstance,
-  { feed, store, rules, eventStream }: FeedRoute<R, B>,
+  { feed, store, rules, eventStream, json }: FeedRoute<R, B>,
 ): (request: FastifyRequest, reply: FastifyReply, asked: R) => Promise<unknown> {
   const serialized = new WeakMap<B, string>()
   const serialize = (reply: FastifyReply, body: B): string => {
     let text = serialized.get(body)
     if (text === undefined) {
-      text = serializedText(reply, body)
+      text = json === undefined ? serializedText(reply, body) : json(body)
       serialized.set(body, text)
     }
     return text

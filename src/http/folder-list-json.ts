@@ -18,12 +18,29 @@ type Owner = Folder['owner']
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/
 
 /** JSON.stringify(value): half the cost on a page when most strings need no escape. */
-const quoted = (value: string): string => (NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`)
+export const quoted = (value: string): string =>
+  NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`
 
-const nullable = (value: string | null): string => (value === null ? 'null' : quoted(value))
+export const nullable = (value: string | null): string => (value === null ? 'null' : quoted(value))
 
-const ownerJson = ({ id, username, avatar_url }: Owner): string =>
+export const ownerJson = ({ id, username, avatar_url }: Owner): string =>
   `{"id":${quoted(id)},"username":${quoted(username)},"avatar_url":${nullable(avatar_url)}}`
+
+/** A folder's JSON (schema Folder), its owner's already written as `ownerText`. */
+export const folderJson = (folder: Folder, ownerText: string): string =>
+  '{"id":' +
+  quoted(folder.id) +
+  ',"name":' +
+  quoted(folder.name) +
+  ',"folder_id":' +
+  nullable(folder.folder_id) +
+  ',"owner":' +
+  ownerText +
+  ',"created_at":' +
+  quoted(folder.created_at) +
+  ',"updated_at":' +
+  quoted(folder.updated_at) +
+  '}'
 
 export function folderListJson({ folders, total, page, limit }: FolderListBody): string {
   let text = '{"folders":['
@@ -36,20 +53,7 @@ export function folderListJson({ folders, total, page, limit }: FolderListBody):
       owner = folder.owner
       ownerText = ownerJson(owner)
     }
-    text +=
-      (i === 0 ? '{"id":' : ',{"id":') +
-      quoted(folder.id) +
-      ',"name":' +
-      quoted(folder.name) +
-      ',"folder_id":' +
-      nullable(folder.folder_id) +
-      ',"owner":' +
-      ownerText +
-      ',"created_at":' +
-      quoted(folder.created_at) +
-      ',"updated_at":' +
-      quoted(folder.updated_at) +
-      '}'
+    text += (i === 0 ? '' : ',') + folderJson(folder, ownerText)
   }
   return `${text}],"total":${total},"page":${page},"limit":${limit}}`
 }

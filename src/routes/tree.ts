@@ -10,6 +10,7 @@ import { authenticate } from '../http/auth.js'
 import { feedAnswerer, feedResponses } from '../http/feed-answer.js'
 import { refuseOtherMethods } from '../http/method-not-allowed.js'
 import { treeRequest, type TreeFeed } from '../feed/tree.js'
+import { folderTreeJson } from '../http/folder-tree-json.js'
 
 /** GET /v1/folders/tree: a user's folder tree below a root, downloaded then followed on one cursor. */
 
@@ -23,7 +24,7 @@ export interface TreeRouteOptions {
 
 const TREE_METHODS = ['GET', 'HEAD']
 
-const treeSchema = {
+export const treeSchema = {
   summary: 'The folder tree below a folder (or the root): downloaded, then followed',
   description:
     'Without a cursor, the tree as upsert entries (a folder never before its parent), then the changes since the download began: upsert (with previous_folder_id when moved), remove (the folder and its subtree left the tree) and owner entries. With `wait`, held until a change commits.',
@@ -39,7 +40,13 @@ export const treeRoutes: FastifyPluginCallbackTypebox<TreeRouteOptions> = (
   { store, feed, eventStream },
   done,
 ) => {
-  const answer = feedAnswerer(app, { feed, store, rules: TREE_PARAMETER_RULES, eventStream })
+  const answer = feedAnswerer(app, {
+    feed,
+    store,
+    rules: TREE_PARAMETER_RULES,
+    eventStream,
+    json: folderTreeJson,
+  })
   const routeOptions = {
     schema: treeSchema,
     schemaErrorFormatter: parameterProblems(TREE_PARAMETER_RULES),

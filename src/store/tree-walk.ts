@@ -6,9 +6,13 @@ import type { FolderRow, TreePath } from './store.js'
  * depth-first walk from the subtree's top, siblings by id, so a parent always comes before
  * its children. A folder's place in that order is its path: the ids from the top down to
  * it, compared level by level (a path comes before its extensions). A page resumes after
- * the path of the last folder sent, one keyset read "the first live child of P with id
- * greater than C" (index folders_tree, migration 012) per folder sent or level climbed: a
- * page costs O(limit + depth) indexed reads, whatever the size of the tree.
+ * the path of the last folder sent. Each level is one keyset range read "the live children
+ * of P with ids greater than C, by id" (index folders_tree, migration 012), read row by row
+ * and left at the first child that has children of its own (the count kept by migration
+ * 002), where the walk goes down, or at its end, where it climbs: a page costs
+ * O(limit + depth) rows and one read per folder with children or level climbed, whatever
+ * the size of the tree. A folder whose count is 0 has no read below it. (PostgreSQL runs
+ * the same steps as one statement, a seek each: postgres-tree.ts.)
  *
  * Resuming (in the page's own snapshot): the cursor's head ids are checked level by level,
  * each a live folder of the owner whose parent is the level above (the top for level 1);
@@ -37,7 +41,10 @@ import type { FolderRow, TreePath } from './store.js'
  * up to their own last; F is in the tree at every snapshot; so the first page whose last
  * path is not before F's sends F, or, when none is, the last page, which reads to the end,
  * does. Folders on the cursor's path that moved change nothing of this: the resume above
- * reads the same order past the same path, only without the part that left.
+ * reads the same order past the same path, only without the part that left. Nor does
+ * skipping a folder whose count was 0 in the page's snapshot: a child it gets later was
+ * created, moved, undeleted or given to the user after the download's first page, so it
+ * comes to a new place, and the follow sends it with its subtree.
  */
 
 /** Paths of up to this many levels are kept whole in a cursor. */
@@ -64,13 +71,19 @@ export function treePathOf(ids: readonly string[]): TreePath {
   }
 }
 
+/** A child as the walk reads it: the folder, and how many live children it has (any owner's). */
+export interface WalkRow extends FolderRow {
+  child_count: number
+}
+
 /** The reads the walk makes, each in the page's one snapshot. */
 export interface WalkReads {
   /**
-   * The live child of `parent` (null: the user's root) of the owner with the least id
-   * greater than `after` ('' : the least), never the tree's root folder.
+   * The live children of `parent` (null: the user's root) of the owner with ids greater than
+   * `after` ('' : all), by id, never the tree's root folder. Read lazily: the walk stops
+   * early, and makes no other read while it iterates.
    */
-  firstChild(parent: string | null, after: string): FolderRow | undefined
+  childrenAfter(parent: string | null, after: string): Iterable<WalkRow>
   /** The parent of `id` when it is a live folder of the owner and not the tree's root; else undefined. */
   parentOf(id: string): string | null | undefined
 }
@@ -136,16 +149,34 @@ export function walkTree(
   let descend = below
   let last: TreePath | null = null
   for (;;) {
-    let next = descend ? reads.firstChild(path.at(-1) ?? top, '') : undefined
-    while (next === undefined && path.length > 0) {
-      const passed = path.pop() as string
-      next = reads.firstChild(path.at(-1) ?? top, passed)
+    // One read per level entered or climbed to: below the path's last folder, or its
+    // siblings after it (when its subtree is done).
+    let passed = ''
+    if (!descend) {
+      if (path.length === 0) return { folders, last: null, more: false }
+      passed = path.pop() as string
     }
-    if (next === undefined) return { folders, last: null, more: false }
-    if (folders.length === limit) return { folders, last, more: true }
-    path.push(next.id)
-    folders.push(next)
-    if (folders.length === limit) last = treePathOf(path)
-    descend = true
+    descend = false
+    for (const row of reads.childrenAfter(path.at(-1) ?? top, passed)) {
+      if (folders.length === limit) return { folders, last, more: true }
+      path.push(row.id)
+      folders.push(folderOf(row))
+      if (folders.length === limit) last = treePathOf(path)
+      // A count of 0 in this snapshot: nothing below to read. A child created later is a log
+      // row with a new place, which the follow sends with its subtree.
+      if (row.child_count > 0) {
+        descend = true
+        break
+      }
+      path.pop()
+    }
   }
 }
+
+const folderOf = ({ id, name, folder_id, created_at, updated_at }: WalkRow): FolderRow => ({
+  id,
+  name,
+  folder_id,
+  created_at,
+  updated_at,
+})

@@ -46,20 +46,22 @@ const walkUp = (starts: string) => `up(start, parent) AS (
  * `head` checks the head level by level; `deep` walks a deeper path's last folder up $5
  * levels; `start` is the resume of tree-walk.ts. `walk` then takes one step per row: from
  * folder x (level `level`, parent px), its first child when `descend`, else its next sibling
- * under px, else back up to px; each step one seek on folders_tree ("IS NOT DISTINCT FROM"
+ * under px, else back up to px; `descend` only when x has live children (the count kept by
+ * migration 002: tree-walk.ts says why a count of 0 is enough); each step one seek on
+ * folders_tree ("IS NOT DISTINCT FROM"
  * cannot use an index, so the user's root, a NULL parent, has its own branch), and it stops
  * at the $8th folder: a page reads O($8 + depth) rows. `lastup` gives the path of the
  * ($8 - 1)th folder, where the next page resumes, when an $8th exists.
  */
 const NIL = `'00000000-0000-0000-0000-000000000000'::uuid`
 const firstChild = (parent: string, after: string) => `(
-      SELECT c.id FROM folders AS c
+      SELECT c.id, c.child_count FROM folders AS c
        WHERE c.owner_id = $1 AND c.folder_id = ${parent} AND NOT c.is_deleted
          AND c.id >= coalesce(${after}, ${NIL}) AND c.id IS DISTINCT FROM ${after}
          AND c.id IS DISTINCT FROM $2::uuid
        ORDER BY c.id LIMIT 1)
       UNION ALL (
-      SELECT c.id FROM folders AS c
+      SELECT c.id, c.child_count FROM folders AS c
        WHERE ${parent} IS NULL AND c.owner_id = $1 AND c.folder_id IS NULL AND NOT c.is_deleted
          AND c.id >= coalesce(${after}, ${NIL}) AND c.id IS DISTINCT FROM ${after}
          AND c.id IS DISTINCT FROM $2::uuid
@@ -121,12 +123,12 @@ const TREE_PAGE: QueryConfig = {
                   ELSE (SELECT p.folder_id FROM folders AS p WHERE p.id = w.px) END,
              CASE WHEN nx.id IS NOT NULL THEN w.level + (CASE WHEN w.descend THEN 1 ELSE 0 END)
                   WHEN w.descend THEN w.level ELSE w.level - 1 END,
-             nx.id IS NOT NULL,
+             nx.id IS NOT NULL AND nx.child_count > 0,
              nx.id,
              w.n + (CASE WHEN nx.id IS NOT NULL THEN 1 ELSE 0 END)
         FROM walk AS w
         LEFT JOIN LATERAL (
-          SELECT id FROM (${firstChild(
+          SELECT id, child_count FROM (${firstChild(
             'CASE WHEN w.descend THEN w.x ELSE w.px END',
             'CASE WHEN w.descend THEN NULL::uuid ELSE w.x END',
           )}) AS one ORDER BY id LIMIT 1

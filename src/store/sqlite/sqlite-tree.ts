@@ -9,7 +9,7 @@ import type {
   TreePageResult,
 } from '../store.js'
 import { ALL_ROWS } from '../store.js'
-import { walkTree, type WalkReads } from '../tree-walk.js'
+import { walkTree, type WalkReads, type WalkRow } from '../tree-walk.js'
 
 /**
  * The folder tree's reads on SQLite (Store.readTreePage, Store.readTreeLog), each run by the
@@ -34,15 +34,16 @@ const IN_TREE = `
    WHERE f.id = $id AND EXISTS (SELECT 1 FROM up WHERE parent IS $root)`
 
 /**
- * The tree walk's two reads (src/store/tree-walk.ts), each a seek: the first live child of
- * a parent (NULL: the user's root) with id after a given one, on folders_tree; and the parent of a
- * live folder. The tree's root is never walked into again (a parent cycle written by hand
- * through it). Positional parameters: bound once per folder sent, faster than named ones.
+ * The tree walk's two reads (src/store/tree-walk.ts): the live children of a parent (NULL:
+ * the user's root) with ids after a given one, by id, with their own live-child counts, a
+ * range on folders_tree; and the parent of a live folder, a seek. The tree's root is never
+ * walked into again (a parent cycle written by hand through it). Positional parameters:
+ * faster to bind than named ones.
  */
-const FIRST_CHILD = `
-  SELECT id, name, folder_id, created_at, updated_at FROM folders
+const CHILDREN_AFTER = `
+  SELECT id, name, folder_id, created_at, updated_at, child_count FROM folders
    WHERE owner_id = ? AND folder_id IS ? AND is_deleted = 0 AND id > ? AND id IS NOT ?
-   ORDER BY id LIMIT 1`
+   ORDER BY id`
 
 const PARENT = `
   SELECT folder_id FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0 AND id IS NOT ?`
@@ -70,7 +71,7 @@ export interface TreeStatements {
   owner: Database.Statement
   liveFolder: Database.Statement
   inTree: Database.Statement
-  firstChild: Database.Statement
+  childrenAfter: Database.Statement
   parent: Database.Statement
   log: Database.Statement
   placedLater: Database.Statement
@@ -82,7 +83,7 @@ export function prepareTreeStatements(db: Database.Database, valid: Database.Sta
     owner: db.prepare('SELECT id, username, avatar_url, listing_generation FROM users WHERE id = ?'),
     liveFolder: db.prepare('SELECT 1 FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0').pluck(),
     inTree: db.prepare(IN_TREE),
-    firstChild: db.prepare(FIRST_CHILD),
+    childrenAfter: db.prepare(CHILDREN_AFTER),
     parent: db.prepare(PARENT).pluck(),
     log: db.prepare(LOG),
     placedLater: db.prepare(PLACED_LATER),
@@ -110,8 +111,8 @@ export function readTreePageNow(s: TreeStatements, q: TreePageQuery): TreePageRe
     return { ...result, folders: [], last: null, more: false }
   }
   const reads: WalkReads = {
-    firstChild: (parent, after) =>
-      s.firstChild.get(q.ownerId, parent, after, q.rootId) as FolderRow | undefined,
+    childrenAfter: (parent, after) =>
+      s.childrenAfter.iterate(q.ownerId, parent, after, q.rootId) as IterableIterator<WalkRow>,
     parentOf: (id) => s.parent.get(id, q.ownerId, q.rootId) as string | null | undefined,
   }
   return { ...result, ...walkTree(reads, q.subtreeOf ?? q.rootId, q.after, q.limit) }
