@@ -16,7 +16,14 @@ import {
   type SessionUser,
 } from '../store/store.js'
 import { changesBinding, type ChangesCursors } from '../tokens/changes-cursor.js'
-import { holdUntilChanged, type HoldOptions, type HoldRefusal } from './held-request.js'
+import {
+  holdUntilChanged,
+  readOnce,
+  type HeldRead,
+  type HoldOptions,
+  type HoldRefusal,
+  type Idle,
+} from './held-request.js'
 import type { ChangeWatcher, Hold } from './watcher.js'
 
 /**
@@ -106,6 +113,24 @@ export class ChangesFeed {
 
   /** The answer for `user`'s feed of `request.parentId`, held up to `request.wait` seconds. */
   async follow(user: SessionUser, request: ChangesRequest, options: HoldOptions): Promise<FeedOutcome> {
+    const held = await this.heldRead(user, request)
+    return 'read' in held ? holdUntilChanged(this.watcher, held, options) : held
+  }
+
+  /** One read for a caller that parks itself (held-request.ts readOnce). */
+  async step(
+    user: SessionUser,
+    request: ChangesRequest,
+    wokenAt: number | null,
+  ): Promise<FeedOutcome | Idle> {
+    const held = await this.heldRead(user, request)
+    return 'read' in held ? readOnce(held, wokenAt) : held
+  }
+
+  private async heldRead(
+    user: SessionUser,
+    request: ChangesRequest,
+  ): Promise<HeldRead<FeedOutcome> | { outcome: 'cursor-invalid' }> {
     const { parentId, cursor, limit, wait } = request
     const cursors = (await this.sealers.get()).changes
     const binding = changesBinding(user.id, parentId)
@@ -123,29 +148,25 @@ export class ChangesFeed {
       return outcome
     }
     const position = after
-    return holdUntilChanged<FeedOutcome>(
-      this.watcher,
-      {
-        user,
-        wait: position === null ? 0 : wait,
-        // At the session's own generation, with the whole of it consumed, nothing can follow.
-        parkedAt:
-          position !== null && position.generation === user.generation && position.row === ALL_ROWS
-            ? user.generation
-            : null,
-        read: async (minGeneration, woken) => {
-          // A replica may answer only once it holds that generation (no stale answer).
-          const query = { ownerId: user.id, parentId, after: position, limit, minGeneration }
-          const result = await (woken ? this.shared(query) : this.store.readChanges(query))
-          if (result.outcome !== 'changes') return { send: { outcome: result.outcome } }
-          if (position === null || result.rows.length > 0 || wait === 0) return { send: answer(result) }
-          return { nothing: result.present.generation }
-        },
-        // Held: no changes, the same cursor, when the wait ends without one.
-        unchanged: { outcome: 'answer', body: { changes: [], cursor: cursor ?? '', has_more: false } },
+    return {
+      user,
+      wait: position === null ? 0 : wait,
+      // At the session's own generation, with the whole of it consumed, nothing can follow.
+      parkedAt:
+        position !== null && position.generation === user.generation && position.row === ALL_ROWS
+          ? user.generation
+          : null,
+      read: async (minGeneration, woken) => {
+        // A replica may answer only once it holds that generation (no stale answer).
+        const query = { ownerId: user.id, parentId, after: position, limit, minGeneration }
+        const result = await (woken ? this.shared(query) : this.store.readChanges(query))
+        if (result.outcome !== 'changes') return { send: { outcome: result.outcome } }
+        if (position === null || result.rows.length > 0 || wait === 0) return { send: answer(result) }
+        return { nothing: result.present.generation }
       },
-      options,
-    )
+      // Held: no changes, the same cursor, when the wait ends without one.
+      unchanged: { outcome: 'answer', body: { changes: [], cursor: cursor ?? '', has_more: false } },
+    }
   }
 
   /**

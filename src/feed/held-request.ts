@@ -96,6 +96,29 @@ export async function holdUntilChanged<T extends object>(
   }
 }
 
+/** Nothing follows the cursor at the owner's `generation`: the caller parks there itself. */
+export interface Idle {
+  outcome: 'idle'
+  generation: number
+}
+
+/**
+ * One read for a caller that parks on the watcher itself rather than being held here (an
+ * event stream, http/feed-stream.ts): what it found, or the generation to park at.
+ * `wokenAt`: the generation whose wake started this read (null: not woken); the read is at
+ * least that new. The caller checks the session after the read (the same rule as above).
+ */
+export async function readOnce<T extends object>(
+  request: HeldRead<T>,
+  wokenAt: number | null,
+): Promise<T | Idle> {
+  const { user, wait, parkedAt } = request
+  if (wait > 0 && wokenAt === null && parkedAt !== null) return { outcome: 'idle', generation: parkedAt }
+  const found = await request.read(Math.max(user.generation, wokenAt ?? user.generation), wokenAt !== null)
+  if ('send' in found) return found.send
+  return wait === 0 ? request.unchanged : { outcome: 'idle', generation: found.nothing }
+}
+
 /**
  * `answer`, when the session still passes the arrival checks. The answer was read before
  * this check, so nothing committed after a revoke or a freeze can reach the client.

@@ -12,7 +12,14 @@ import {
   type SessionUser,
 } from '../store/store.js'
 import { changesRequest, type ChangesRequest } from './changes.js'
-import { holdUntilChanged, type HoldOptions, type HoldRefusal } from './held-request.js'
+import {
+  holdUntilChanged,
+  readOnce,
+  type HeldRead,
+  type HoldOptions,
+  type HoldRefusal,
+  type Idle,
+} from './held-request.js'
 import { treeBinding, type Expansion, type TreeCursor, type TreeCursors } from '../tokens/tree-cursor.js'
 import type { ChangeWatcher, Hold } from './watcher.js'
 
@@ -84,6 +91,20 @@ export class TreeFeed {
 
   /** The answer for `user`'s tree below `request.rootId`, held up to `request.wait` seconds. */
   async follow(user: SessionUser, request: TreeRequest, options: HoldOptions): Promise<TreeOutcome> {
+    const held = await this.heldRead(user, request)
+    return 'read' in held ? holdUntilChanged(this.watcher, held, options) : held
+  }
+
+  /** One read for a caller that parks itself (held-request.ts readOnce). */
+  async step(user: SessionUser, request: TreeRequest, wokenAt: number | null): Promise<TreeOutcome | Idle> {
+    const held = await this.heldRead(user, request)
+    return 'read' in held ? readOnce(held, wokenAt) : held
+  }
+
+  private async heldRead(
+    user: SessionUser,
+    request: TreeRequest,
+  ): Promise<HeldRead<TreeOutcome> | { outcome: 'expired' } | { outcome: 'cursor-invalid' }> {
     const { rootId, cursor, limit, wait } = request
     const cursors = (await this.sealers.get()).tree
     const binding = treeBinding(user.id, rootId)
@@ -100,22 +121,18 @@ export class TreeFeed {
       start.expansion === null &&
       start.position.generation === user.generation &&
       start.position.row === ALL_ROWS
-    return holdUntilChanged<TreeOutcome>(
-      this.watcher,
-      {
-        user,
-        wait: start === null ? 0 : wait,
-        parkedAt: caughtUp ? user.generation : null,
-        read: async (minGeneration) => {
-          const read = await this.read(user.id, rootId, start, limit, minGeneration, cursors, binding)
-          if (read.outcome !== 'read') return { send: read }
-          if (!read.idle || wait === 0) return { send: { outcome: 'answer', body: read.body } }
-          return { nothing: read.present.generation }
-        },
-        unchanged: { outcome: 'answer', body: { changes: [], cursor: cursor ?? '', has_more: false } },
+    return {
+      user,
+      wait: start === null ? 0 : wait,
+      parkedAt: caughtUp ? user.generation : null,
+      read: async (minGeneration) => {
+        const read = await this.read(user.id, rootId, start, limit, minGeneration, cursors, binding)
+        if (read.outcome !== 'read') return { send: read }
+        if (!read.idle || wait === 0) return { send: { outcome: 'answer', body: read.body } }
+        return { nothing: read.present.generation }
       },
-      options,
-    )
+      unchanged: { outcome: 'answer', body: { changes: [], cursor: cursor ?? '', has_more: false } },
+    }
   }
 
   /** One answer from `start` (null: a new download), at most `limit` entries. */

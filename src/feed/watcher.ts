@@ -35,6 +35,18 @@ interface Waiter {
   settle: (end: WaitEnd, generation?: number) => void
 }
 
+/** A waiter parked by its caller ({@link Hold.park}): the sweep ends it at its deadline. */
+interface Parked extends Waiter {
+  /** epoch ms */
+  deadline: number
+}
+
+/**
+ * After a sweep, the next comes no sooner than this: a parked wait may end this much after
+ * its deadline, so that many deadlines cost a few sweeps a second, not one sweep each.
+ */
+const SWEEP_GRAIN_MS = 250
+
 /** One held request's slot: counted against the bound from {@link ChangeWatcher.hold} to release. */
 export interface Hold {
   /**
@@ -48,6 +60,13 @@ export interface Hold {
    * answer without the change that woke it.
    */
   readonly wokenAt: number | null
+  /**
+   * {@link until} for a caller that keeps its own state (an event stream): `wake` is called
+   * once, never within this call, with how the wait ended. No promise, timer or listener of
+   * its own: one small record in the owner's set, whose deadline the watcher's one sweep
+   * timer ends. The returned function takes the record back (the client left) without a wake.
+   */
+  park(ownerId: string, baseline: number, deadline: number, wake: (end: WaitEnd) => void): () => void
   release(): void
 }
 
@@ -55,6 +74,10 @@ export class ChangeWatcher {
   private readonly byOwner = new Map<string, Set<Waiter>>()
   private holds = 0
   private readonly byHolder = new Map<string, number>()
+  /** the waiters parked by their callers, for the deadline sweep */
+  private readonly parked = new Set<Parked>()
+  private sweepTimer: NodeJS.Timeout | null = null
+  private sweepAt = Infinity
   private timer: NodeJS.Timeout | null = null
   private polling = false
   /** a hint came during a read, which may have missed its commit: read again right after */
@@ -116,6 +139,12 @@ export class ChangeWatcher {
       get wokenAt() {
         return wokenAt
       },
+      park: (ownerId, baseline, deadline, wake) => {
+        wokenAt = null
+        return this.parkRecord(ownerId, baseline, deadline, wake, (generation) => {
+          wokenAt = generation
+        })
+      },
       release: () => {
         if (released) return
         released = true
@@ -132,6 +161,7 @@ export class ChangeWatcher {
     this.closed = true
     for (const waiters of this.byOwner.values()) for (const waiter of waiters) waiter.settle('closed')
     this.stop()
+    this.stopSweep()
     this.signals?.pause()
   }
 
@@ -154,26 +184,87 @@ export class ChangeWatcher {
           if (generation !== undefined) woken(generation)
           clearTimeout(timeout)
           signal.removeEventListener('abort', onAbort)
-          const waiters = this.byOwner.get(ownerId)
-          waiters?.delete(waiter)
-          if (waiters?.size === 0) this.byOwner.delete(ownerId)
-          if (this.byOwner.size === 0) {
-            this.stop()
-            this.signals?.pause()
-          }
+          this.unregister(waiter)
           resolve(end)
         },
       }
       signal.addEventListener('abort', onAbort, { once: true })
-      let waiters = this.byOwner.get(ownerId)
-      if (waiters === undefined) {
-        waiters = new Set()
-        this.byOwner.set(ownerId, waiters)
-      }
-      waiters.add(waiter)
-      this.signals?.resume()
-      this.schedule()
+      this.register(waiter)
     })
+  }
+
+  private parkRecord(
+    ownerId: string,
+    baseline: number,
+    deadline: number,
+    wake: (end: WaitEnd) => void,
+    woken: (generation: number) => void,
+  ): () => void {
+    if (this.closed) {
+      queueMicrotask(() => wake('closed'))
+      return () => undefined
+    }
+    const waiter: Parked = {
+      ownerId,
+      baseline,
+      deadline,
+      settle: (end, generation) => {
+        if (generation !== undefined) woken(generation)
+        this.unregister(waiter)
+        wake(end)
+      },
+    }
+    this.register(waiter)
+    this.parked.add(waiter)
+    this.sweepBy(deadline)
+    return () => this.unregister(waiter)
+  }
+
+  private register(waiter: Waiter): void {
+    let waiters = this.byOwner.get(waiter.ownerId)
+    if (waiters === undefined) {
+      waiters = new Set()
+      this.byOwner.set(waiter.ownerId, waiters)
+    }
+    waiters.add(waiter)
+    this.signals?.resume()
+    this.schedule()
+  }
+
+  /** Takes `waiter` out (safe twice); with nobody left waiting, nothing runs. */
+  private unregister(waiter: Waiter): void {
+    const waiters = this.byOwner.get(waiter.ownerId)
+    if (waiters?.delete(waiter) === true && waiters.size === 0) this.byOwner.delete(waiter.ownerId)
+    if (this.parked.delete(waiter as Parked) && this.parked.size === 0) this.stopSweep()
+    if (this.byOwner.size === 0) {
+      this.stop()
+      this.signals?.pause()
+    }
+  }
+
+  private sweepBy(deadline: number): void {
+    if (this.sweepTimer !== null && this.sweepAt <= deadline) return
+    this.stopSweep()
+    this.sweepAt = deadline
+    this.sweepTimer = setTimeout(() => this.sweep(), Math.max(0, deadline - Date.now()))
+  }
+
+  private sweep(): void {
+    this.sweepTimer = null
+    this.sweepAt = Infinity
+    const now = Date.now()
+    let next = Infinity
+    for (const waiter of [...this.parked]) {
+      if (waiter.deadline <= now) waiter.settle('timeout')
+      else next = Math.min(next, waiter.deadline)
+    }
+    if (next !== Infinity && this.parked.size > 0) this.sweepBy(Math.max(next, now + SWEEP_GRAIN_MS))
+  }
+
+  private stopSweep(): void {
+    if (this.sweepTimer !== null) clearTimeout(this.sweepTimer)
+    this.sweepTimer = null
+    this.sweepAt = Infinity
   }
 
   private schedule(): void {

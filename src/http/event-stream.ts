@@ -1,7 +1,5 @@
-import { once } from 'node:events'
 import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { CLIENT_GONE } from './client-gone.js'
 import { recordHijackedRequest } from './plugins/request-completion.js'
 import { beatEvery } from './heartbeats.js'
 
@@ -33,12 +31,22 @@ export const DEFAULT_EVENT_STREAM_OPTIONS: Readonly<EventStreamOptions> = Object
 /** What to do next: send a frame (and stop after it when `last`), or stop now. */
 export type NextFrame = { frame: Uint8Array; last: boolean } | null
 
-/** The stream as `next` sees it: when it must end, and whether the client already left. */
+/** The stream as its source sees it: when it must end, and whether the client already left. */
 export interface StreamControl {
-  /** aborts when the client goes away */
-  signal: AbortSignal
   /** epoch ms at which the stream ends (its `maxMs` from the start) */
-  deadline: number
+  readonly deadline: number
+  readonly gone: boolean
+}
+
+/**
+ * What a stream sends. Driven by callbacks rather than a loop awaiting each frame, so that an
+ * idle stream is the state its source keeps, not a suspended chain of calls.
+ */
+export interface FrameSource {
+  /** Gives `deliver` the next frame once, at once or later; null ends the stream. */
+  next(control: StreamControl, deliver: (step: NextFrame) => void): void
+  /** The stream ended, however it ended (called once): let go of what the source holds. */
+  stop(): void
 }
 
 /**
@@ -68,20 +76,45 @@ export function acceptsEventStream(accept: string | undefined): boolean {
 
 /**
  * Takes over `reply` and streams: 200 with the headers already set on the reply (security
- * headers, request id, CORS), `retry:`, then every frame `next` gives, with a comment line
- * every `heartbeatMs` in between. Resolves once the stream has ended (the last frame
- * written and the response ended, or the client gone). The request is recorded (metrics,
- * request line) when the stream ends, however it ends.
+ * headers, request id, CORS), `retry:`, then every frame `source` gives, with a comment line
+ * every `heartbeatMs` in between, until the last frame, the client leaves or the source says
+ * stop. The request is recorded (metrics, request line) when the stream ends, however it ends.
  */
-export async function streamEvents(
+export function streamEvents(
   request: FastifyRequest,
   reply: FastifyReply,
-  next: (control: StreamControl) => Promise<NextFrame>,
+  source: FrameSource,
   options: EventStreamOptions,
-): Promise<void> {
+): void {
   const res = reply.raw
-  const gone = new AbortController()
-  const onClose = () => gone.abort(CLIENT_GONE)
+  const control = { deadline: Date.now() + options.maxMs, gone: false }
+  let stopHeartbeat: (() => void) | null = null
+  let ended = false
+  const finish = () => {
+    if (ended) return
+    ended = true
+    stopHeartbeat?.()
+    res.off('close', onClose)
+    res.off('drain', pull)
+    source.stop()
+    if (!res.writableEnded && !control.gone) res.end()
+    // Fastify records a request when its response finishes; a stream the client closed never does.
+    else if (!res.writableFinished) recordHijackedRequest(request, reply)
+  }
+  const onClose = () => {
+    control.gone = true
+    finish()
+  }
+  const pull = () => source.next(control, deliver)
+  const deliver = (step: NextFrame) => {
+    if (ended) return
+    if (step === null || control.gone) return finish()
+    const flowing = res.write(step.frame)
+    if (step.last) return finish()
+    // Backpressure: a slow reader holds its own frames, not the process's memory.
+    if (flowing) pull()
+    else res.once('drain', pull)
+  }
   res.once('close', onClose)
   reply.hijack()
   const headers: OutgoingHttpHeaders = {}
@@ -98,21 +131,6 @@ export async function streamEvents(
     connection: 'close',
   })
   res.write(`retry: ${options.retryMs}\n\n`)
-  const stopHeartbeat = beatEvery(options.heartbeatMs, res)
-  const control: StreamControl = { signal: gone.signal, deadline: Date.now() + options.maxMs }
-  try {
-    for (;;) {
-      const step = await next(control)
-      if (step === null || gone.signal.aborted) break
-      // Backpressure: a slow reader holds its own frames, not the process's memory.
-      if (!res.write(step.frame)) await once(res, 'drain', { signal: gone.signal }).catch(() => undefined)
-      if (step.last) break
-    }
-  } finally {
-    stopHeartbeat()
-    res.off('close', onClose)
-    if (!res.writableEnded && !gone.signal.aborted) res.end()
-    // Fastify records a request when its response finishes; a stream the client closed never does.
-    else if (!res.writableFinished) recordHijackedRequest(request, reply)
-  }
+  stopHeartbeat = beatEvery(options.heartbeatMs, res)
+  pull()
 }

@@ -10,7 +10,7 @@ import {
 } from './event-stream.js'
 import { problemBody, problems, toProblem, type HttpProblem } from './problems.js'
 import { feedProblem, type FeedRefusal } from './feed-problems.js'
-import type { HoldOptions } from '../feed/held-request.js'
+import type { HoldOptions, Idle } from '../feed/held-request.js'
 import { sessionAfter } from '../feed/session-recheck.js'
 import type { Hold } from '../feed/watcher.js'
 import { TOKEN_PATTERN } from '../schemas/bounded.js'
@@ -33,32 +33,23 @@ export interface FeedBody {
   has_more: boolean
 }
 
-/** One answer of a feed, or the problem that ends the stream. */
-type FeedStep<B extends FeedBody> = { body: B } | { problem: HttpProblem }
-
-interface FeedWait {
-  /** epoch ms: hold no longer than this */
-  deadline: number
-  /** aborts when the client goes away */
-  signal: AbortSignal
-  /** answer at once, never hold (the last read before the stream closes) */
-  draining: boolean
-}
+/** One read of a feed: an answer, nothing yet (park at that generation), or the problem that ends the stream. */
+type FeedStep<B extends FeedBody> = { body: B } | Idle | { problem: HttpProblem }
 
 interface FeedStream<B extends FeedBody> {
   /** the first answer, read before the stream started (its problems were ordinary answers) */
   first: B
   /**
-   * The answer after `cursor`: at once when something follows it; otherwise held until a
-   * change commits or the wait ends (then no changes and the same cursor).
+   * One read after `cursor`; `draining`: the last read before the stream closes, which
+   * answers even when nothing follows. `wokenAt`: as for {@link Hold.park}'s wake.
    */
-  answer(user: SessionUser, cursor: string, wait: FeedWait): Promise<FeedStep<B>>
+  step(user: SessionUser, cursor: string, draining: boolean, wokenAt: number | null): Promise<FeedStep<B>>
   /** the body as the route's 200 schema serialises it */
   serialize: (body: B) => string
   /** the session's store, for the check before every event */
   store: Pick<ServingStore, 'findSessionUser'>
-  /** the stream's place among the process's held requests, released when it ends */
-  hold: { release(): void }
+  /** the stream's place among the process's held requests: it parks there, released when it ends */
+  hold: Hold
   /** whether the process is shutting down: send what is pending, then close */
   draining(): boolean
   options: EventStreamOptions
@@ -76,12 +67,16 @@ function changesFrame<B extends FeedBody>(body: B, serialize: (body: B) => strin
   return frame
 }
 
-/** Streams `feed` on `reply` until the client leaves, a problem ends it, or its time runs out. */
-async function streamFeed<B extends FeedBody>(
+/**
+ * Streams `feed` on `reply` until the client leaves, a problem ends it, or its time runs out.
+ * While nothing follows its cursor, the stream is one record parked on the watcher (its hold)
+ * and this state: no promise, timer or listener of its own.
+ */
+function streamFeed<B extends FeedBody>(
   request: FastifyRequest,
   reply: FastifyReply,
   feed: FeedStream<B>,
-): Promise<void> {
+): void {
   const errorFrame = (problem: HttpProblem): NextFrame => ({
     frame: eventFrame('error', JSON.stringify(problemBody(problem, request.id))),
     last: true,
@@ -99,53 +94,92 @@ async function streamFeed<B extends FeedBody>(
       return toProblem(error)
     }
   }
+  const failed = (error: unknown): NextFrame => {
+    const problem = toProblem(error)
+    if (problem.status >= 500) request.log.error({ err: error }, 'event stream failed')
+    return errorFrame(problem)
+  }
   let cursor = feed.first.cursor
   // The user as last checked: its listing generation tells the feed where the present is.
   let user = request.sessionUser
   let started = false
   /** the last event said has_more: the answer that reaches the present is sent, even empty */
   let behind = feed.first.has_more
-  const next = async ({ signal, deadline }: StreamControl): Promise<NextFrame> => {
-    if (!started) {
-      started = true
-      return { frame: changesFrame(feed.first, feed.serialize), last: false }
-    }
-    try {
-      for (;;) {
-        if (signal.aborted) return null
-        const draining = feed.draining()
-        if (!draining && Date.now() >= deadline) return null
-        const step = await feed.answer(user, cursor, { deadline, signal, draining })
-        if ('problem' in step) return errorFrame(step.problem)
-        const { body } = step
-        if (body.changes.length === 0 && !body.has_more && !behind) {
-          // Nothing to tell (the wait ended, or only other folders changed): no event, but
-          // the next read starts from the newer position.
-          cursor = body.cursor
-          if (draining) return null
-          continue
-        }
-        // Checked again after the read: the answer may hold only what committed while the
-        // session was still good.
-        const checked = await sessionUser(body)
-        if (!('id' in checked)) return errorFrame(checked)
-        user = checked
-        cursor = body.cursor
-        behind = body.has_more
-        // While draining, the pending answers are sent until the present, then the stream ends.
-        return { frame: changesFrame(body, feed.serialize), last: false }
-      }
-    } catch (error) {
-      const problem = toProblem(error)
-      if (problem.status >= 500) request.log.error({ err: error }, 'event stream failed')
-      return errorFrame(problem)
-    }
+  let stopped = false
+  /** takes the parked record back; null while not parked */
+  let unpark: (() => void) | null = null
+  /** the watcher closed (shutdown): read once more, send what it finds, then end */
+  let closed = false
+  let control: StreamControl
+  let deliver: (step: NextFrame) => void
+
+  /** One read after `cursor` (`wokenAt`: the wake's generation), then an event, or a park. */
+  const read = (wokenAt: number | null): void => {
+    if (stopped || control.gone) return deliver(null)
+    const draining = closed || feed.draining()
+    if (!draining && Date.now() >= control.deadline) return deliver(null)
+    feed
+      .step(user, cursor, draining, wokenAt)
+      .then((step) => (stopped ? null : answered(step, draining)))
+      .then(
+        (next) => next !== undefined && deliver(next),
+        (error: unknown) => deliver(failed(error)),
+      )
   }
-  try {
-    await streamEvents(request, reply, next, feed.options)
-  } finally {
-    feed.hold.release()
+  /** What a read found: the frame to send, or undefined when the stream parked or reads on. */
+  const answered = async (step: FeedStep<B>, draining: boolean): Promise<NextFrame | undefined> => {
+    if ('problem' in step) return errorFrame(step.problem)
+    if ('generation' in step) {
+      if (draining) return null
+      park(step.generation)
+      return undefined
+    }
+    const { body } = step
+    if (body.changes.length === 0 && !body.has_more && !behind) {
+      // Nothing to tell (only other folders changed, or the last read found nothing): no
+      // event, but the next read starts from the newer position.
+      cursor = body.cursor
+      if (draining) return null
+      read(null)
+      return undefined
+    }
+    // Checked again after the read: the answer may hold only what committed while the
+    // session was still good.
+    const checked = await sessionUser(body)
+    if (!('id' in checked)) return errorFrame(checked)
+    user = checked
+    cursor = body.cursor
+    behind = body.has_more
+    // While draining, the pending answers are sent until the present, then the stream ends.
+    return { frame: changesFrame(body, feed.serialize), last: false }
   }
+  const park = (generation: number): void => {
+    unpark = feed.hold.park(user.id, generation, control.deadline, (end) => {
+      unpark = null
+      if (end === 'closed') closed = true
+      read(end === 'changed' ? feed.hold.wokenAt : null)
+    })
+  }
+  streamEvents(
+    request,
+    reply,
+    {
+      next(streamControl, give) {
+        control = streamControl
+        deliver = give
+        if (started) return read(null)
+        started = true
+        give({ frame: changesFrame(feed.first, feed.serialize), last: false })
+      },
+      stop() {
+        stopped = true
+        unpark?.()
+        unpark = null
+        feed.hold.release()
+      },
+    },
+    feed.options,
+  )
 }
 
 /** A feed as a stream needs it: places among the held requests, and its answers. */
@@ -157,6 +191,12 @@ export interface StreamedFeed<R extends { cursor: string | null; wait: number },
     request: R,
     options: HoldOptions,
   ): Promise<{ outcome: 'answer'; body: B } | FeedRefusal>
+  /** one read for a stream, which parks itself when it finds nothing (held-request.ts readOnce) */
+  step(
+    user: SessionUser,
+    request: R,
+    wokenAt: number | null,
+  ): Promise<{ outcome: 'answer'; body: B } | Idle | FeedRefusal>
 }
 
 const CURSOR_PATTERN = new RegExp(TOKEN_PATTERN)
@@ -216,18 +256,17 @@ export async function followAsStream<R extends { cursor: string | null; wait: nu
       }
       throw feedProblem(first, rules)
     }
-    await streamFeed<B>(request, reply, {
+    streamFeed<B>(request, reply, {
       first: first.body,
-      // Not async: every idle stream waits here, and a suspended async frame per stream costs
-      // more memory than the one callback.
-      answer(user, after, { deadline, signal, draining: last }) {
-        const seconds = Math.ceil((deadline - Date.now()) / 1000)
-        const wait = last ? 0 : Math.max(1, Math.min(MAX_WAIT_SECONDS, seconds))
-        return feed
-          .follow(user, { ...asked, cursor: after, wait }, { signal, session, hold })
-          .then((result) =>
-            result.outcome === 'answer' ? { body: result.body } : { problem: feedProblem(result, rules) },
-          )
+      // Not async: a stream reads through here at every wake.
+      step(user, after, last, wokenAt) {
+        // Any wait but 0 lets the read say "nothing" rather than answer (the stream parks).
+        const wait = last ? 0 : MAX_WAIT_SECONDS
+        return feed.step(user, { ...asked, cursor: after, wait }, wokenAt).then((result) => {
+          if (result.outcome === 'answer') return { body: result.body }
+          if (result.outcome === 'idle') return result
+          return { problem: feedProblem(result, rules) }
+        })
       },
       serialize: stream.serialize,
       store: stream.store,

@@ -293,6 +293,18 @@ for (const backend of allBackends()) {
       for (const s of many) s.close()
     })
 
+    it('ends the stream when its time runs out, while it waits for a change', async () => {
+      const { base } = await serve({ eventStream: { heartbeatMs: 60_000, maxMs: 400 } })
+      const stream = await open(base)
+      await stream.nextEvent(5000)
+      let timer: NodeJS.Timeout | undefined
+      const outlived = new Promise<string>((resolve) => {
+        timer = setTimeout(() => resolve('still open after 5 s'), 5000)
+      })
+      assert.equal(await Promise.race([stream.ended.then(() => 'ended'), outlived]), 'ended')
+      clearTimeout(timer)
+    })
+
     it('on shutdown sends what is pending, then ends the stream', async () => {
       // a long poll interval: the pending change is found by the read made at shutdown
       const { app, base } = await serve({ longPollIntervalMs: 1000 })
