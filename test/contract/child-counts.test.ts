@@ -1,17 +1,21 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import type { Store } from '../../src/store/store.js'
-import { allBackends } from '../helpers/databases/backends.js'
+import { openStore } from '../../src/store/open-store.js'
+import { allBackends, TEST_SETTINGS } from '../helpers/databases/backends.js'
 import { uuid } from '../helpers/fixtures/ids.js'
 
 /**
- * `total` comes from counts the database maintains (migration 002 on both backends), not
- * from counting rows. These tests change the data every way the service can and check the
- * maintained total against the rows actually listed, page by page.
+ * `total` comes from counts the database maintains (migration 002 on both backends, owner-aware
+ * on SQLite since 013), not from counting rows. These tests change the data every way the
+ * service and other writers can and check the maintained total against the rows actually
+ * listed, page by page.
  */
 
 const OWNER = uuid('c0000000', 1)
+const OTHER = uuid('c0000000', 3)
 const PARENT = uuid('c0000000', 2)
 const now = Date.parse('2026-01-01T00:00:00.000Z')
 
@@ -20,11 +24,11 @@ async function importFolders(store: Store, folders: object[]): Promise<void> {
 }
 
 /** Every id listed under the parent by walking all pages, and the totals reported. */
-async function walk(store: Store, parentId: string | null, limit: number) {
+async function walk(store: Store, parentId: string | null, limit: number, ownerId: string) {
   const ids: string[] = []
   const totals = new Set<number>()
   for (let page = 1; ; page++) {
-    const result = await store.listFolders({ ownerId: OWNER, parentId, page, limit })
+    const result = await store.listFolders({ ownerId, parentId, page, limit })
     assert.ok(result !== null)
     totals.add(result.total)
     if (result.folders.length === 0) break
@@ -33,9 +37,14 @@ async function walk(store: Store, parentId: string | null, limit: number) {
   return { ids, totals: [...totals] }
 }
 
-async function assertExact(store: Store, parentId: string | null, expected: number): Promise<void> {
+async function assertExact(
+  store: Store,
+  parentId: string | null,
+  expected: number,
+  ownerId = OWNER,
+): Promise<void> {
   for (const limit of [1, 7, 100]) {
-    const { ids, totals } = await walk(store, parentId, limit)
+    const { ids, totals } = await walk(store, parentId, limit, ownerId)
     assert.deepEqual(totals, [expected], `total with limit ${limit}`)
     assert.equal(ids.length, expected, `rows listed with limit ${limit}`)
     assert.equal(new Set(ids).size, expected, `no row twice with limit ${limit}`)
@@ -50,7 +59,17 @@ for (const backend of allBackends()) {
     before(async () => {
       opened = await backend.open()
       store = opened.store
-      await store.importData(validateImport({ users: [{ id: OWNER, username: 'counter' }] }, now))
+      await store.importData(
+        validateImport(
+          {
+            users: [
+              { id: OWNER, username: 'counter' },
+              { id: OTHER, username: 'receiver' },
+            ],
+          },
+          now,
+        ),
+      )
       await importFolders(store, [
         { id: PARENT, name: 'Parent', owner_id: OWNER },
         ...Array.from({ length: 25 }, (_, i) => ({
@@ -106,6 +125,97 @@ for (const backend of allBackends()) {
         /folders\[1\]/,
       )
       await assertExact(store, PARENT, 42)
+    })
+
+    describe('owner changes by other writers', () => {
+      let sql: RawSql
+      const GIFT = uuid('c1000000', 1)
+      const DELETED = uuid('c1000000', 9)
+      const STRANGER = uuid('c3000000', 1)
+      before(async () => {
+        sql = await openRawSql(opened.url)
+        // On SQLite, as the sqlite3 command line's default: a writer that does not enforce
+        // foreign keys, so a child can end up with another owner than its parent.
+        if (backend.name === 'sqlite') await sql.run('PRAGMA foreign_keys = OFF')
+      })
+      after(() => sql.close())
+
+      /**
+       * Runs a write that leaves a folder under a parent of another owner: SQLite's writer
+       * above takes it; PostgreSQL's composite foreign key (folders_parent_same_owner)
+       * refuses it, so there the counts must simply be unchanged.
+       */
+      async function crossOwner(statement: string, ...params: unknown[]): Promise<boolean> {
+        if (backend.name === 'sqlite') {
+          await sql.run(statement, ...params)
+          return true
+        }
+        await assert.rejects(sql.run(statement, ...params), /folders_parent_same_owner/)
+        return false
+      }
+      const give = (id: string, to: string) =>
+        crossOwner('UPDATE folders SET owner_id = ? WHERE id = ?', to, id)
+
+      it("counts a child given to another user in neither owner's listing", async () => {
+        const taken = await give(GIFT, OTHER)
+        await assertExact(store, PARENT, taken ? 41 : 42)
+        await assertExact(store, null, 0, OTHER)
+        if (taken) await give(GIFT, OWNER)
+        await assertExact(store, PARENT, 42)
+      })
+
+      it("counts none of the parent's children for the user it is given to", async () => {
+        const taken = await give(PARENT, OTHER)
+        if (taken) {
+          await assertExact(store, PARENT, 0, OTHER)
+          await assertExact(store, null, 1, OTHER)
+          await assertExact(store, null, 0)
+          assert.equal(
+            await store.listFolders({ ownerId: OWNER, parentId: PARENT, page: 1, limit: 10 }),
+            null,
+          )
+        } else {
+          await assertExact(store, PARENT, 42)
+        }
+        if (taken) await give(PARENT, OWNER)
+        await assertExact(store, PARENT, 42)
+        await assertExact(store, null, 1)
+      })
+
+      it('follows an undelete and a move across owners', async () => {
+        const taken = await give(DELETED, OTHER)
+        await sql.run(`UPDATE folders SET is_deleted = ${sql.false} WHERE id = ?`, DELETED)
+        await assertExact(store, PARENT, taken ? 42 : 43)
+        await sql.run(`UPDATE folders SET is_deleted = ${sql.true} WHERE id = ?`, DELETED)
+        if (taken) await give(DELETED, OWNER)
+        await assertExact(store, PARENT, 42)
+
+        await insertLiveFolder(sql, { id: STRANGER, name: 'stranger', parent: null, owner: OTHER, at: now })
+        await crossOwner('UPDATE folders SET folder_id = ? WHERE id = ?', PARENT, STRANGER)
+        await assertExact(store, PARENT, 42)
+        await sql.run('UPDATE folders SET folder_id = NULL WHERE id = ?', STRANGER)
+        await assertExact(store, PARENT, 42)
+        await assertExact(store, null, 1, OTHER)
+      })
+
+      it('moves the whole count with a folder given away together with its children', async () => {
+        const subtree = 'UPDATE folders SET owner_id = ? WHERE id = ? OR folder_id = ?'
+        await sql.run(subtree, OTHER, PARENT, PARENT)
+        await assertExact(store, PARENT, 42, OTHER)
+        await assertExact(store, null, 2, OTHER)
+        await assertExact(store, null, 0)
+        await sql.run(subtree, OWNER, PARENT, PARENT)
+        await assertExact(store, PARENT, 42)
+        await assertExact(store, null, 1)
+      })
+
+      it('takes every count again when migration 013 runs on counts kept the old way', async () => {
+        await sql.run('UPDATE folders SET child_count = 99 WHERE id = ?', PARENT)
+        await sql.run("DELETE FROM schema_migrations WHERE name = '013-owner-child-counts'")
+        const migrated = await openStore({ ...TEST_SETTINGS, databaseUrl: opened.url })
+        await migrated.close()
+        await assertExact(store, PARENT, 42)
+      })
     })
   })
 }

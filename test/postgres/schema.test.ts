@@ -217,6 +217,7 @@ describe('postgres migrations', { skip }, () => {
         '010-tree-log',
         '011-change-notifications',
         '012-tree-walk',
+        '013-owner-child-counts',
       ])
     } finally {
       await database.drop()

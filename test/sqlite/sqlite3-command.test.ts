@@ -19,6 +19,7 @@ const skip =
   found || process.env.CI === 'true' ? false : "no sqlite3 command on this machine (CI installs Debian's)"
 
 const OWNER = uuid('5c300000', 1)
+const OTHER = uuid('5c300000', 2)
 const A = uuid('5c310000', 1)
 const B = uuid('5c310000', 2)
 const C = uuid('5c310000', 3)
@@ -68,10 +69,12 @@ describe('sqlite: writes by the sqlite3 command line', { skip }, () => {
   function assertCountsExact() {
     const wrong = db
       .prepare(
-        `SELECT f.id, f.child_count,
-                (SELECT count(*) FROM folders c WHERE c.folder_id = f.id AND c.is_deleted = 0) AS actual
-           FROM folders f WHERE f.child_count IS NOT
-                (SELECT count(*) FROM folders c WHERE c.folder_id = f.id AND c.is_deleted = 0)`,
+        `SELECT id, child_count, actual FROM (
+           SELECT f.id, f.child_count,
+                  (SELECT count(*) FROM folders c
+                    WHERE c.folder_id = f.id AND c.owner_id = f.owner_id AND c.is_deleted = 0) AS actual
+             FROM folders f)
+          WHERE child_count IS NOT actual`,
       )
       .all()
     assert.deepEqual(wrong, [], 'child_count')
@@ -150,6 +153,18 @@ describe('sqlite: writes by the sqlite3 command line', { skip }, () => {
     assert.deepEqual(newChanges(), [['owner', null, null]])
     sqlite3(`UPDATE users SET is_suspended = 1 WHERE id = '${OWNER}';`)
     assert.equal(db.prepare('SELECT is_suspended FROM users WHERE id = ?').pluck().get(OWNER), 1)
+  })
+
+  it('gives a folder to another user and back (the command does not enforce foreign keys)', () => {
+    sqlite3(`INSERT INTO users (id, username, email, is_suspended, created_at, updated_at)
+             VALUES ('${OTHER}', 'other', 'o@example.org', 0, ${T0}, ${T0});
+             UPDATE folders SET owner_id = '${OTHER}' WHERE id = '${C}';`)
+    assert.deepEqual(newChanges(), [['folder', B, C]])
+    assertCountsExact()
+    assert.equal(db.prepare('SELECT child_count FROM folders WHERE id = ?').pluck().get(B), 0)
+    sqlite3(`UPDATE folders SET owner_id = '${OWNER}' WHERE id = '${C}';`)
+    assert.deepEqual(newChanges(), [['folder', B, C]])
+    assertCountsExact()
   })
 
   it('deletes a row', () => {

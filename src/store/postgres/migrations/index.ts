@@ -9,6 +9,7 @@ import step009NaturalOrder from './009-natural-order.js'
 import step010TreeLog from './010-tree-log.js'
 import step011ChangeNotifications from './011-change-notifications.js'
 import step012TreeWalk from './012-tree-walk.js'
+import step013OwnerChildCounts from './013-owner-child-counts.js'
 
 /**
  * The steps of the PostgreSQL backend's schema (docs/api.md, "Data model"), in the order
@@ -35,4 +36,5 @@ export const MIGRATIONS: readonly SqlMigration[] = [
   step010TreeLog,
   step011ChangeNotifications,
   step012TreeWalk,
+  step013OwnerChildCounts,
 ]

@@ -10,6 +10,7 @@ import step008PortableClock from './008-portable-clock.js'
 import step009NaturalOrder from './009-natural-order.js'
 import step010TreeLog from './010-tree-log.js'
 import step012TreeWalk from './012-tree-walk.js'
+import step013OwnerChildCounts from './013-owner-child-counts.js'
 
 /**
  * The steps of the embedded backend's schema (docs/api.md, "Data model"), in the order they
@@ -34,4 +35,5 @@ export const MIGRATIONS: readonly SqlMigration[] = [
   step009NaturalOrder,
   step010TreeLog,
   step012TreeWalk,
+  step013OwnerChildCounts,
 ]
