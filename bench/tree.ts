@@ -1,11 +1,12 @@
 import { writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { onEachBackend, runBenchCommand } from './lib/command.js'
 import { readCpuSeconds, readRss } from './lib/process-stats.js'
 import { freePort, HOST, stopChild } from './lib/processes.js'
 import { importData, SERVICE_ENV, startService } from './lib/service.js'
+import { followUnderWrites, type FollowFigures } from './lib/tree-follow.js'
 
 /**
  * `npm run bench:tree`: the tree download (GET /v1/folders/tree) against walking the same
@@ -18,7 +19,9 @@ import { importData, SERVICE_ENV, startService } from './lib/service.js'
  * 1000, the most) to has_more false. ROUNDS of each, alternating, with the listing cache
  * off (LISTING_CACHE_MB=0: each walk reads the database as the first would); the p50 of
  * each and the ratios, the service's and this process's CPU, and the service's memory
- * after each download.
+ * after each download. Then, on the same service and data, the tree followed under a
+ * writer at 100 writes/s for `--follow-seconds` (lib/tree-follow.ts); a follower whose tree
+ * differs from the listings' fails the bench.
  */
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -27,18 +30,24 @@ const USER = '7e000000-0000-4000-8000-000000000001'
 const SESSION = '7e000000-0000-4000-8000-000000005e55'
 const CHILDREN = 100
 const ROUNDS = 3
+/** writes per second of the writer process while the tree is followed */
+const WRITE_RATE = 100
 
 const folderId = (n: number) => `7e000001-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
 
-function writeDataFile(file: string, huge: number): { file: string; folders: number; parents: string[] } {
+function writeDataFile(
+  file: string,
+  huge: number,
+): { file: string; folders: number; parents: string[]; children: string[][] } {
   const parents = Array.from({ length: Math.max(1, Math.floor(huge / CHILDREN)) }, (_, i) => folderId(i))
   const folders: object[] = parents.map((id, i) => ({ id, name: `parent ${i}`, owner_id: USER }))
-  parents.forEach((parent, p) => {
-    for (let c = 0; c < CHILDREN; c++) {
-      const n = parents.length + p * CHILDREN + c
-      folders.push({ id: folderId(n), name: `child ${c}`, owner_id: USER, folder_id: parent })
-    }
-  })
+  const children = parents.map((parent, p) =>
+    Array.from({ length: CHILDREN }, (_, c) => {
+      const id = folderId(parents.length + p * CHILDREN + c)
+      folders.push({ id, name: `child ${c}`, owner_id: USER, folder_id: parent })
+      return id
+    }),
+  )
   writeFileSync(
     file,
     JSON.stringify({
@@ -47,7 +56,7 @@ function writeDataFile(file: string, huge: number): { file: string; folders: num
       folders,
     }),
   )
-  return { file, folders: folders.length, parents }
+  return { file, folders: folders.length, parents, children }
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 1 })
@@ -70,14 +79,17 @@ function get(port: number, path: string): Promise<{ status: number; body: string
   })
 }
 
+type ListedFolder = Record<string, unknown> & { id: string }
+
 /**
  * Every folder through the listings, breadth first: the root's pages, then those of each
- * folder listed (`parents`: of only these, the walk's lower bound).
+ * folder listed (`parents`: of only these, the walk's lower bound); `seen` is given each one.
  */
 async function walk(
   port: number,
   limit: number,
   parents: string[] | null,
+  seen: (folder: ListedFolder) => void = () => undefined,
 ): Promise<{ folders: number; requests: number }> {
   let folders = 0
   let requests = 0
@@ -89,8 +101,9 @@ async function walk(
       const answer = await get(port, path)
       if (answer.status !== 200) throw new Error(`${path}: ${answer.status}`)
       requests++
-      const page = (JSON.parse(answer.body) as { folders: { id: string }[] }).folders
+      const page = (JSON.parse(answer.body) as { folders: ListedFolder[] }).folders
       folders += page.length
+      for (const folder of page) seen(folder)
       if (parents === null) for (const folder of page) queue.push(folder.id)
       path = answer.next
     }
@@ -146,12 +159,14 @@ export interface TreeFigures {
   downloads: Run[]
   /** the service's resident memory after each download, MB */
   rssMb: number[]
+  follow: FollowFigures
 }
 
 async function measure(
   backend: string,
   url: string,
   data: ReturnType<typeof writeDataFile>,
+  followSeconds: number,
 ): Promise<TreeFigures> {
   await importData({ root, url, file: data.file, folders: data.folders, timeoutSeconds: 900, log })
   const port = await freePort()
@@ -176,7 +191,23 @@ async function measure(
       downloads.push(await timed(pid, () => download(port, 1000)))
       rssMb.push((readRss(pid) ?? Number.NaN) / 2 ** 20)
     }
-    return { backend, walks, knowingWalks, downloads, rssMb }
+    const follow = await followUnderWrites({
+      root,
+      tmp: dirname(data.file),
+      db: url,
+      port,
+      ownerId: USER,
+      sessionId: SESSION,
+      parents: data.parents.map((id, p) => ({ id, childIds: data.children[p] ?? [] })),
+      rate: WRITE_RATE,
+      seconds: followSeconds,
+      listed: async () => {
+        const folders = new Map<string, ListedFolder>()
+        await walk(port, 100, null, (folder) => folders.set(folder.id, folder))
+        return folders
+      },
+    })
+    return { backend, walks, knowingWalks, downloads, rssMb, follow }
   } finally {
     agent.destroy()
     await stopChild(service)
@@ -207,21 +238,36 @@ function report(f: TreeFigures): void {
     `  walk / download ${(walkP50 / downloadP50).toFixed(2)} (target >= 5), knowing walk / download ${(knowingP50 / downloadP50).toFixed(2)}`,
   )
   log(`  service memory after each download: ${f.rssMb.map((mb) => `${mb.toFixed(0)} MB`).join(', ')}`)
+  const { writer, ...follow } = f.follow
+  log(
+    `  follow under writes: ${writer.writes} writes in ${writer.seconds.toFixed(1)} s (${writer.writesPerSecond.toFixed(1)}/s; ${writer.byKind.insert} inserts, ${writer.byKind.rename} renames, ${writer.byKind.delete} deletes; ${writer.writeErrors} errors, ${writer.stale} stale listings)`,
+  )
+  log(
+    `  follower: ${follow.batches} batches (${follow.downloadBatches} of the download); at the present ${follow.catchUpMs.toFixed(0)} ms after the writer's exit, ${follow.lastWriteMs.toFixed(0)} ms after the last write's commit`,
+  )
+  log(
+    `  tree: ${follow.folders} folders by the listings, ${follow.followerFolders} held by the follower; mismatches ${follow.mismatchCount} (target 0)`,
+  )
+  for (const mismatch of follow.mismatches) log(`    mismatch ${mismatch}`)
 }
 
 async function main(): Promise<void> {
-  await runBenchCommand({}, ({ huge, backend, postgresUrl }) =>
-    onEachBackend({
+  await runBenchCommand({ 'follow-seconds': '20' }, async ({ huge, backend, postgresUrl, numbers }) => {
+    const figures = await onEachBackend({
       name: 'tree',
       backend,
       postgresUrl,
       users: [USER],
       prepare: (tmp) => writeDataFile(join(tmp, 'tree.json'), huge),
-      measure,
+      measure: (label, url, data) => measure(label, url, data, numbers['follow-seconds'] ?? 20),
       report,
       log,
-    }),
-  )
+    })
+    if (figures.some((f) => f.follow.mismatchCount > 0 || f.follow.writer.writeErrors > 0)) {
+      log("FAILED: the follower's tree differs from the listings, or the writer failed")
+      process.exitCode = 1
+    }
+  })
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await main()

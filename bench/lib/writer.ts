@@ -61,6 +61,8 @@ export interface WriterReport {
   commitMs: { p50: number; p99: number; max: number }
   /** how far behind its schedule the writer fell at worst, ms */
   maxLagMs: number
+  /** when the last write committed (epoch ms, comparable across the bench's processes); 0: none */
+  lastCommitAt: number
   checks: number
   stale: number
   /** check requests that failed outright (status other than 200, socket error) */
@@ -186,6 +188,7 @@ export async function runWriter(plan: WriterPlan, stopped: () => boolean): Promi
     writeErrors: 0,
     commitMs: { p50: 0, p99: 0, max: 0 },
     maxLagMs: 0,
+    lastCommitAt: 0,
     checks: 0,
     stale: 0,
     checkFailures: 0,
@@ -320,6 +323,7 @@ export async function runWriter(plan: WriterPlan, stopped: () => boolean): Promi
         return
       }
       const committedAt = performance.now()
+      report.lastCommitAt = Math.max(report.lastCommitAt, Date.now())
       commitTimes.push(committedAt - t0)
       report.writes++
       report.byKind[write.kind]++
