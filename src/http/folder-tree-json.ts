@@ -1,5 +1,5 @@
 import type { FolderTreeBody } from '../schemas/tree.js'
-import { folderJson, nullable, ownerJson, quoted } from './folder-list-json.js'
+import { folderJson, nullable, ownerJson, quoted, type Owner } from './folder-json.js'
 
 /**
  * The JSON text of a tree answer, written field by field in FolderTree's order: the same
@@ -9,8 +9,6 @@ import { folderJson, nullable, ownerJson, quoted } from './folder-list-json.js'
  * included. Like it, it writes only the schema's fields, so nothing else on the objects can
  * leak.
  */
-
-type Owner = Extract<FolderTreeBody['changes'][number], { type: 'owner' }>['owner']
 
 export function folderTreeJson({ changes, cursor, has_more }: FolderTreeBody): string {
   let text = '{"changes":['
