@@ -32,8 +32,9 @@ import type { ChangeWatcher, Hold } from './watcher.js'
  * and a folder that came to a new place and is in the tree (moved, undeleted, given to the
  * user) has its whole subtree sent again the same way as the download, since the client may
  * hold none of it. "In it" is as of the row: a folder reached now only through a later move
- * of an ancestor counts as out of it until that row (Store.readTreeLog). A folder or an ancestor moved while a subtree was being read is logged
- * after the position the read began at, so the follow sends it again.
+ * of an ancestor counts as out of it until that row (Store.readTreeLog). A folder or an
+ * ancestor moved while a subtree was being read is logged after the position the read
+ * began at, so the follow sends it again.
  *
  * Each answer is a faithful prefix of that sequence: it ends before a folder would appear a
  * second time (from another generation), so every entry may be applied in order.

@@ -47,8 +47,8 @@ export interface FeedRoute<R extends { cursor: string | null; wait: number }, B 
  * now would invite an instant retry, and a stream would end at once), an event stream for
  * `Accept: text/event-stream`, otherwise one answer. A body is serialised once (by the
  * route's 200 schema, or its `json`, which writes the same bytes) for every request and
- * stream that shares it (one commit, many followers). A client that goes away aborts its wait, which frees a held slot at once
- * rather than when its wait would have ended.
+ * stream that shares it (one commit, many followers). A client that goes away aborts its
+ * wait, which frees a held slot at once rather than when its wait would have ended.
  */
 export function feedAnswerer<R extends { cursor: string | null; wait: number }, B extends FeedBody>(
   app: FastifyInstance,

@@ -71,7 +71,7 @@ export function treePathOf(ids: readonly string[]): TreePath {
   }
 }
 
-/** A child as the walk reads it: the folder, and how many live children it has (any owner's). */
+/** A child as the walk reads it: the folder, and how many live children of its owner it has (migration 013). */
 export interface WalkRow extends FolderRow {
   child_count: number
 }
