@@ -10,12 +10,10 @@ import { CLIENT_GONE } from './client-gone.js'
 import { acceptsEventStream, type EventStreamOptions } from './event-stream.js'
 import { feedProblem } from './feed-problems.js'
 import { followAsStream } from './feed-stream.js'
-import type { ParameterRules } from '../../schemas/list-folders-query.js'
+import type { ParameterRules } from '../../schemas/parameter-rules.js'
 import { problems } from '../problems.js'
 import { JSON_CONTENT_TYPE, serializedText } from '../serialized.js'
-
-/** Every answer of a feed is a fresh read of a moving log: nothing may store or reuse it. */
-export const FEED_CACHE_CONTROL = 'no-store'
+import { FEED_CACHE_CONTROL } from '../../api/feed-headers.js'
 
 /** The responses a feed route declares: its 200 body, and the problems of its refusals. */
 export function feedResponses(ok: TSchema) {

@@ -1,7 +1,7 @@
 import type { FeedRefusal } from '../../feed/feed.js'
 import type { SessionRefusal } from '../../feed/session-recheck.js'
 import { sessionEnded } from '../auth.js'
-import type { ParameterRules } from '../../schemas/list-folders-query.js'
+import type { ParameterRules } from '../../schemas/parameter-rules.js'
 import { problems, type HttpProblem } from '../problems.js'
 
 /** A session that fails the check after a read, as the problem it would get on arrival (401, 403). */

@@ -14,7 +14,7 @@ import type { Idle } from '../../feed/held-request.js'
 import { sessionVerdict, type FeedSession } from '../../feed/session-recheck.js'
 import type { Hold } from '../../feed/watcher.js'
 import { TOKEN_PATTERN } from '../../schemas/bounded.js'
-import type { ParameterRules } from '../../schemas/list-folders-query.js'
+import type { ParameterRules } from '../../schemas/parameter-rules.js'
 
 /**
  * A feed followed over Server-Sent Events (docs/api.md "Push"): any feed whose answers are
