@@ -26,11 +26,17 @@ interface Sealed {
 export class ChangesLinkTokens {
   /** binding -> the cursor of its newest generation seen; insertion order is recency order */
   private readonly sealed = new Map<string, Sealed>()
+  /** what the kept cursors were sealed with: under any other key they would not open */
+  private sealedWith: ChangesCursors | undefined
 
   constructor(private readonly max = GENERATION_TOKENS) {}
 
   /** The changes cursor of `userId`'s listing of `parentId` (null: the root) at `generation`. */
   cursor(cursors: ChangesCursors, userId: string, parentId: string | null, generation: number): string {
+    if (cursors !== this.sealedWith) {
+      this.sealed.clear()
+      this.sealedWith = cursors
+    }
     const binding = changesBinding(userId, parentId)
     const kept = this.sealed.get(binding)
     if (kept !== undefined) {

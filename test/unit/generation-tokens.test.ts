@@ -53,4 +53,13 @@ describe('changes cursors of listing answers', () => {
     assert.notEqual(bobAgain, bob)
     assert.deepEqual(opens(bobAgain, BOB, null), { generation: 1, row: ALL_ROWS })
   })
+
+  it('are sealed anew under another key', () => {
+    const links = new ChangesLinkTokens()
+    const other = new ChangesCursors(randomBytes(32))
+    const first = links.cursor(cursors, ALICE, null, 3)
+    const underOther = links.cursor(other, ALICE, null, 3)
+    assert.notEqual(underOther, first)
+    assert.deepEqual(other.open(underOther, changesBinding(ALICE, null)), { generation: 3, row: ALL_ROWS })
+  })
 })
