@@ -28,6 +28,7 @@ import { NO_CHROMIUM, useChromium } from '../helpers/browser/chromium.js'
 
 /** the demo's folder with 60 children (src/cli/seed-demo.ts) */
 const PROJECTS = 'de000000-0000-4000-8000-0000000f0002'
+const DOCUMENTS = 'de000000-0000-4000-8000-0000000f0001'
 /** The screenshots of docs/client.md: a wide screen and a phone's. */
 const SCREENSHOTS = {
   wide: `${ROOT}docs/folder-browser.png`,
@@ -122,7 +123,7 @@ for (const backend of allBackends()) {
     const consoleErrors: string[] = []
     /** 404 answers to anything but the API (the page's own resources, a favicon) */
     const missing: string[] = []
-    /** changes requests of the page not answered yet */
+    /** tree feed requests of the page not answered yet */
     const held = new Set<Request>()
     const setVisibility = (state: string) =>
       page.evaluate((value) => {
@@ -142,7 +143,7 @@ for (const backend of allBackends()) {
       })
       page.on('pageerror', (error) => consoleErrors.push(error.message))
       page.on('request', (request) => {
-        if (request.url().includes('/v1/folders/changes')) held.add(request)
+        if (request.url().includes('/v1/folders/tree')) held.add(request)
       })
       page.on('requestfinished', (request) => held.delete(request))
       page.on('requestfailed', (request) => held.delete(request))
@@ -451,12 +452,12 @@ for (const backend of allBackends()) {
     it('follows no changes while the tab is hidden, and catches up when it is shown', async () => {
       try {
         await page.locator('#folders a').first().waitFor()
-        await waitFor(() => held.size === 1, 'a held changes request')
+        await waitFor(() => held.size === 1, 'a held tree request')
         await setVisibility('hidden')
         await waitFor(() => held.size === 0, 'the held request ended')
         await addProject(served.url, 'Project 00 while hidden')
         await new Promise((resolve) => setTimeout(resolve, 1500))
-        assert.equal(held.size, 0, 'no changes request while hidden')
+        assert.equal(held.size, 0, 'no tree request while hidden')
         assert.equal((await listed(page))[0], 'Project 01', 'nothing shown while hidden')
         await setVisibility('visible')
         await waitForFirst(page, 'Project 00 while hidden')
@@ -469,7 +470,7 @@ for (const backend of allBackends()) {
     it('on 410 CURSOR_EXPIRED it lists the page again and goes on following', async () => {
       let expired = 0
       await page.route(
-        '**/v1/folders/changes**',
+        '**/v1/folders/tree**',
         (route) => {
           expired++
           return route.fulfill({
@@ -488,11 +489,98 @@ for (const backend of allBackends()) {
         { times: 1 },
       )
       await setVisibility('hidden')
-      await setVisibility('visible') // a new render: its first changes request gets the 410
+      await setVisibility('visible') // a new render: its first tree request gets the 410
       await waitFor(() => expired === 1, 'the 410')
       await addProject(served.url, 'Project 0 after the reset')
       await waitForFirst(page, 'Project 0 after the reset')
       assert.equal(await page.locator('#state').isHidden(), true)
+    })
+
+    it('three windows of one session share one tree follow: each shows the tree and live changes; another leads when the leader closes', async () => {
+      const context = page.context()
+      const trees = new Set<Request>()
+      const track = (request: Request) => {
+        if (request.url().includes('/v1/folders/tree')) trees.add(request)
+      }
+      const done = (request: Request) => trees.delete(request)
+      context.on('request', track)
+      context.on('requestfinished', done)
+      context.on('requestfailed', done)
+      await page.goto('about:blank') // this test's windows alone
+      const windows = [await context.newPage(), await context.newPage(), await context.newPage()]
+      try {
+        for (const w of windows) await w.goto(`${served.service.base}/#in=${PROJECTS}`)
+        for (const w of windows) {
+          await w.locator('#tree [role="treeitem"]').first().waitFor()
+          await waitForListed(w, 'Project 01')
+        }
+        let most = 0
+        for (let i = 0; i < 20; i++, await new Promise((resolve) => setTimeout(resolve, 50)))
+          most = Math.max(most, trees.size)
+        assert.equal(most, 1, 'one held tree request for the three windows')
+        await addProject(served.url, 'Project 00 in three windows')
+        for (const w of windows) await waitForListed(w, 'Project 00 in three windows')
+
+        const leader = [...trees][0]?.frame().page()
+        assert.ok(leader !== undefined && windows.includes(leader), 'a window leads')
+        const ofLeader = [...trees]
+        await leader.close()
+        for (const request of ofLeader) trees.delete(request) // no event may come for a closed page's request
+        const rest = windows.filter((w) => w !== leader)
+        await waitFor(() => trees.size === 1, 'another leader')
+        assert.ok(rest.includes([...trees][0]!.frame().page()))
+        await addProject(served.url, 'Project 0 after the handover')
+        for (const w of rest) {
+          await waitForListed(w, 'Project 0 after the handover')
+          assert.equal(await w.getByText('The folder tree is not available').count(), 0)
+        }
+      } finally {
+        context.off('request', track)
+        context.off('requestfinished', done)
+        context.off('requestfailed', done)
+        for (const w of windows) if (!w.isClosed()) await w.close()
+      }
+    })
+
+    it('opening an empty folder puts the focus on the line that says so, not on the page body', async () => {
+      await page.goto(`${served.service.base}/`)
+      await waitForListed(page, 'Music')
+      await page.locator('#folders a:text-is("Music")').focus()
+      await page.keyboard.press('Enter')
+      await page.locator('#folders li.empty').waitFor()
+      await eventually(
+        async () => (await focused(page)) === 'No folders here.',
+        'the focus on the empty line',
+      )
+    })
+
+    it('breadcrumbs say where the service has the folder: a hand-made link and a move show its real parents, over a reload too', async () => {
+      const raw = await openRawSql(served.url)
+      const id = randomUUID()
+      const trailIs = (expected: string) =>
+        eventually(async () => (await crumbs(page)).join(' / ') === expected, expected)
+      try {
+        await insertLiveFolder(raw, {
+          id,
+          name: 'Moving',
+          parent: DOCUMENTS,
+          owner: DEMO_USER_ID,
+          at: Date.now(),
+        })
+        // A link made by hand names it under Projects: the page shows it under Documents.
+        await page.goto(`${served.service.base}/#in=${PROJECTS}&in=${id}`)
+        await trailIs('Home / Documents / Moving')
+        assert.ok(page.url().endsWith(`#in=${DOCUMENTS}&in=${id}`), page.url())
+        await raw.run('UPDATE folders SET folder_id = ? WHERE id = ?', PROJECTS, id)
+        await trailIs('Home / Projects / Moving')
+        assert.ok(page.url().endsWith(`#in=${PROJECTS}&in=${id}`), page.url())
+        await page.reload()
+        await trailIs('Home / Projects / Moving')
+        await raw.run(`UPDATE folders SET is_deleted = ${raw.true} WHERE id = ?`, id)
+        await page.locator('#state-text').filter({ hasText: 'This folder was not found' }).waitFor()
+      } finally {
+        await raw.close()
+      }
     })
 
     it('breadcrumb names come from the service, never from the URL fragment', async () => {
