@@ -215,6 +215,12 @@ export class TreeFeed {
       if (log.outcome !== 'log') return log
       owner = log.owner
       for (const row of log.rows) {
+        if (row.kind === 'folder' && row.id === rootId) {
+          // The root is not in its own tree: a change of its own row sends nothing (its
+          // deletion or its leaving the user ends the follow with 404 instead).
+          position = row.position
+          continue
+        }
         const key = row.kind === 'owner' ? 'owner' : row.id
         const held = entries.get(key)
         if (row.kind === 'owner') {
