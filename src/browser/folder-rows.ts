@@ -44,6 +44,7 @@ export function renderRows(
       a.dataset.id = folder.id
       a.tabIndex = -1
       a.textContent = folder.name
+      a.title = folder.name // the whole name, where the stylesheet cuts a long one
       const time = document.createElement('time')
       time.className = 'modified'
       time.dateTime = folder.updated_at

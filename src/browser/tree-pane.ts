@@ -70,6 +70,7 @@ export function makeTreePane(
         const name = document.createElement('span')
         name.className = 'tree-name'
         name.textContent = row.folder.name
+        name.title = row.folder.name // the whole name, where the stylesheet cuts a long one
         li.append(twisty, name)
         return li
       }),

@@ -554,6 +554,38 @@ for (const backend of allBackends()) {
       )
     })
 
+    it('the pager stays in place from page to page; a long name stays one line, whole in its title', async () => {
+      const jumpX = async () => (await page.locator('#pager-top .jump').boundingBox())?.x
+      await page.goto(`${served.service.base}/#in=${PROJECTS}&limit=10`)
+      await page.locator('#pager-top .of').waitFor()
+      const onFirst = await jumpX()
+      await page.click('#pager-top a.next')
+      await eventually(
+        async () => (await page.locator('#pager-top .page-number').inputValue()) === '2',
+        'page 2',
+      )
+      await eventually(async () => (await page.locator('#pager-top a.first').isVisible()) === true, 'First')
+      assert.equal(await jumpX(), onFirst, 'the page number did not move')
+
+      const raw = await openRawSql(served.url)
+      const id = randomUUID()
+      const long = `A long name ${'with many words '.repeat(12)}end`
+      try {
+        await insertLiveFolder(raw, { id, name: long, parent: null, owner: DEMO_USER_ID, at: Date.now() })
+        await page.goto(`${served.service.base}/#order=name`)
+        const row = page.locator(`#folders a.name[data-id="${id}"]`)
+        await row.waitFor()
+        const height = async (locator: typeof row) => (await locator.boundingBox())?.height ?? 0
+        const normal = await height(page.locator('#folders a.name:text-is("Documents")'))
+        assert.ok((await height(row)) <= normal + 1, `${await height(row)} px against ${normal} px`)
+        assert.equal(await row.getAttribute('title'), long)
+        assert.equal(await row.textContent(), long)
+      } finally {
+        await raw.run(`UPDATE folders SET is_deleted = ${raw.true} WHERE id = ?`, id)
+        await raw.close()
+      }
+    })
+
     it('breadcrumbs say where the service has the folder: a hand-made link and a move show its real parents, over a reload too', async () => {
       const raw = await openRawSql(served.url)
       const id = randomUUID()
