@@ -105,8 +105,14 @@ let live: { view: ViewState; shown: FolderList } | null = null
 let touched = false
 /** the listing being listed again after a change */
 let relisting: AbortController | null = null
+/** when the follow last failed for good (0: never), and the timer that starts it again */
+let followFailedAt = 0
+let followRetry: ReturnType<typeof setTimeout> | undefined
+/** The pause before following again after the follow failed for good. */
+const FOLLOW_RETRY_MS = 10_000
 
 function endFollow(): void {
+  clearTimeout(followRetry)
   stopFollow?.()
   stopFollow = null
   heldTree = null
@@ -357,12 +363,21 @@ function onTreeBatch(batch: SharedBatch): void {
 /** Joins the session's tree follow, unless following already or nobody looks. */
 function startFollow(sessionId: string): void {
   if (stopFollow !== null || document.visibilityState === 'hidden') return
+  // After a failure the listing may well succeed (a problem of the tree feed alone): the
+  // follow starts again only after a pause, never in a loop with the render.
+  const wait = followFailedAt + FOLLOW_RETRY_MS - Date.now()
+  if (wait > 0) {
+    clearTimeout(followRetry)
+    followRetry = setTimeout(() => live !== null && startFollow(sessionId), wait)
+    return
+  }
   tree.waiting(true)
   stopFollow = followShared(client, sessionId, {
     batch: onTreeBatch,
     failed: () => {
       stopFollow = null
       heldTree = null
+      followFailedAt = Date.now()
       tree.waiting(false)
       void render() // the listing says why (signed out, frozen)
     },

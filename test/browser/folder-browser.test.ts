@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
-import { type Page, type Request } from 'playwright-core'
+import { type Page, type Request, type Route } from 'playwright-core'
 import { DEMO_SESSION_ID, DEMO_USER_ID, seedDemo } from '../../src/cli/seed-demo.js'
 import { BROWSER_CSP } from '../../src/routes/browser.js'
 import { allBackends } from '../helpers/databases/backends.js'
@@ -497,6 +497,36 @@ for (const backend of allBackends()) {
       await addProject(served.url, 'Project 0 after the reset')
       await waitForFirst(page, 'Project 0 after the reset')
       assert.equal(await page.locator('#state').isHidden(), true)
+    })
+
+    it('a tree feed that fails for good while the listing works is asked again only after a pause, not in a loop', async () => {
+      let asked = 0
+      const refuse = (route: Route) => {
+        asked++
+        return route.fulfill({
+          status: 400,
+          headers: { 'content-type': 'application/problem+json' },
+          body: JSON.stringify({
+            type: 'about:blank',
+            title: 'Bad Request',
+            status: 400,
+            code: 'INVALID_INPUT',
+            detail: 'scripted',
+            request_id: 'test',
+          }),
+        })
+      }
+      await page.goto('about:blank') // a new page, whose tree follow meets the refusal
+      await page.route('**/v1/folders/tree**', refuse)
+      try {
+        await page.goto(`${served.service.base}/#in=${PROJECTS}`)
+        await page.locator('#tree-status').filter({ hasText: 'not available' }).waitFor()
+        await new Promise((resolve) => setTimeout(resolve, 3_000))
+        assert.equal(asked, 1, 'one tree request in 3 s')
+        assert.equal(await page.locator('#state').isHidden(), true, 'the listing is shown')
+      } finally {
+        await page.unroute('**/v1/folders/tree**', refuse)
+      }
     })
 
     it('three windows of one session share one tree follow: each shows the tree and live changes; another leads when the leader closes', async () => {
