@@ -332,7 +332,9 @@ const SETTINGS = {
     details:
       'Changes requests held at once (wait=N) per process; past it 429 with Retry-After. Each keeps a connection open.',
   }),
-  // A few tabs or feeds, never the process's share.
+  // A person's few followers, never the process's share: the folder browser holds one per
+  // session and browser whatever its tabs (shared-follow.ts), leaving three for a phone, the
+  // command line or a sync client.
   longPollMaxPerSession: setting({
     variable: 'LONG_POLL_PER_SESSION',
     kind: integer(1, 1_000_000),

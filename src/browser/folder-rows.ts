@@ -44,6 +44,7 @@ export function renderRows(
       a.dataset.id = folder.id
       a.tabIndex = -1
       a.textContent = folder.name
+      a.title = folder.name // the whole name, where the stylesheet cuts a long one
       const time = document.createElement('time')
       time.className = 'modified'
       time.dateTime = folder.updated_at
@@ -59,6 +60,8 @@ export function renderRows(
     const li = document.createElement('li')
     li.className = 'empty'
     li.textContent = empty
+    // Focusable by script (not a tab stop): where the focus goes when an empty folder opens.
+    li.tabIndex = -1
     list.append(li)
     return
   }
@@ -70,11 +73,19 @@ export function renderRows(
   if (focused !== null) current?.focus({ preventScroll: true })
 }
 
-/** Focuses the row of `id` when it is listed, else the first row; false when there is none. */
+/**
+ * Focuses the row of `id` when it is listed, else the first row; in an empty list, the line
+ * that says so (the link that opened the folder is gone, and the focus must not fall to the
+ * page's body). False when there is neither.
+ */
 export function focusRow(list: HTMLElement, id: string | null): boolean {
   const links = rowLinks(list)
   const link = links.find((a) => a.dataset.id === id) ?? links[0]
-  if (link === undefined) return false
+  if (link === undefined) {
+    const empty = list.querySelector<HTMLElement>('li.empty')
+    empty?.focus()
+    return empty !== null
+  }
   makeCurrent(list, link)
   link.focus()
   return true

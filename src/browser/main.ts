@@ -1,18 +1,28 @@
-import { FolderServiceClient, FolderServiceError, type FolderPage } from '../client/index.js'
+import {
+  FolderServiceClient,
+  FolderServiceError,
+  type FolderList,
+  type FolderPage,
+  type FolderTree,
+} from '../client/index.js'
 import { describeChanges } from './change-summary.js'
 import { folderName, lookUpNames, rememberNames } from './folder-names.js'
 import { enableRowKeys, focusedRow, focusRow, renderRows } from './folder-rows.js'
-import { followChanges } from './live-follow.js'
+import { touchesListing } from './listing-touched.js'
 import { makePager, pageCount, showPager } from './pager.js'
 import { clearSessionId, isSessionId, readSessionId, setSessionId } from './session-cookie.js'
 import { forgetUser, rememberUser, signedInUser } from './signed-in-user.js'
+import { followShared, type SharedBatch } from './shared-follow.js'
 import { makeTreePane } from './tree-pane.js'
+import { trailOf } from './tree-rows.js'
 import { orderOf, parseViewState, stateForLink, viewHash, type ViewState } from './view-state.js'
 
 /**
  * The folder browser page: renders the listing named by the URL fragment (view-state.ts)
- * with the typed client, and the service's error states, and keeps the shown page live
- * (live-follow.ts) while the tab is visible. The DOM is built with createElement and
+ * with the typed client, and the service's error states, and keeps both panes live while
+ * the tab is visible on one follow of the user's tree, shared by the session's tabs
+ * (shared-follow.ts): the tree pane shows it, the listing is listed again when a change
+ * touches the open folder, and the breadcrumbs are the open folder's place in it. The DOM is built with createElement and
  * textContent only (the CSP enforces Trusted Types).
  */
 
@@ -61,7 +71,7 @@ const ui = {
   announce: element<HTMLElement>('announce'),
 }
 
-const tree = makeTreePane(element('tree-pane'), element('tree'), element('tree-status'), client, {
+const tree = makeTreePane(element('tree-pane'), element('tree'), element('tree-status'), {
   open: (trail) => navigate({ trail, ...pick(parseViewState(location.hash), 'limit', 'order') }),
 })
 
@@ -83,14 +93,30 @@ function pick<K extends keyof ViewState>(view: ViewState, ...keys: K[]): Pick<Vi
 
 let inFlight: AbortController | null = null
 let loadingTimer: ReturnType<typeof setTimeout> | undefined
-/** stops following the open page's changes; null when not following */
-let stopLive: (() => void) | null = null
 /** the trail of the folder the list shows (null: none yet), to focus the one come from when going up */
 let shownTrail: string[] | null = null
+/** stops this tab's share of the tree follow; null when not following */
+let stopFollow: (() => void) | null = null
+/** the user's tree as of the last batch at the present; null until one came */
+let heldTree: FolderTree | null = null
+/** the listing kept live: its view and what it showed (null: no listing shown) */
+let live: { view: ViewState; shown: FolderList } | null = null
+/** changes that touch the open listing, seen in batches not yet at the present */
+let touched = false
+/** the listing being listed again after a change */
+let relisting: AbortController | null = null
+/** when the follow last failed for good (0: never), and the timer that starts it again */
+let followFailedAt = 0
+let followRetry: ReturnType<typeof setTimeout> | undefined
+/** The pause before following again after the follow failed for good. */
+const FOLLOW_RETRY_MS = 10_000
 
-function endLive(): void {
-  stopLive?.()
-  stopLive = null
+function endFollow(): void {
+  clearTimeout(followRetry)
+  stopFollow?.()
+  stopFollow = null
+  heldTree = null
+  touched = false
 }
 
 function setTitle(place: string): void {
@@ -108,6 +134,7 @@ function showSignIn(reason: string | null): void {
   ui.signOut.hidden = true
   ui.who.textContent = ''
   ui.signIn.hidden = false
+  endFollow()
   tree.stop()
   ui.signInReason.hidden = reason === null
   ui.signInReason.textContent = reason ?? ''
@@ -268,27 +295,92 @@ function listView(view: ViewState, signal: AbortSignal): Promise<FolderPage> {
   )
 }
 
+/** Lists the open page again in place, and announces politely what changed on it (#announce). */
+async function relist(): Promise<void> {
+  const current = live
+  if (current === null) return
+  const { view } = current
+  relisting?.abort()
+  const controller = new AbortController()
+  relisting = controller
+  try {
+    const fresh = await listView(view, controller.signal)
+    if (controller.signal.aborted || live !== current) return
+    if (pageInRange(fresh) !== null) {
+      void render() // the page emptied past the end: land on the last one
+      return
+    }
+    renderPage(view, fresh)
+    const summary = describeChanges(current.shown, fresh.body)
+    current.shown = fresh.body
+    if (summary !== null) ui.announce.textContent = summary
+  } catch {
+    if (!controller.signal.aborted) void render() // shows the state (gone, signed out, frozen)
+  } finally {
+    if (relisting === controller) relisting = null
+  }
+}
+
 /**
- * Follows the shown page's changes while the tab is visible; each change lists the page
- * again in place and is announced politely (the #announce live region).
+ * The breadcrumbs (and the URL's trail) from the open folder's place in the tree, as the
+ * service says it is now: a folder moved elsewhere, or a hand-made link naming it under
+ * another parent, shows where it is. The page, limit, order and cursor stay.
  */
-function goLive(view: ViewState, page: FolderPage): void {
-  endLive()
-  if (page.changesCursor === null || document.visibilityState === 'hidden') return
-  let shown = page.body
-  stopLive = followChanges(client, view.trail.at(-1) ?? null, page.changesCursor, {
-    changed: async (signal) => {
-      const fresh = await listView(view, signal)
-      if (pageInRange(fresh) !== null) {
-        void render() // the page emptied past the end: land on the last one
-        return
-      }
-      renderPage(view, fresh)
-      const summary = describeChanges(shown, fresh.body)
-      shown = fresh.body
-      if (summary !== null) ui.announce.textContent = summary
+function placeFromTree(held: FolderTree): void {
+  if (live === null) return
+  const open = live.view.trail.at(-1)
+  const trail = open === undefined ? [] : trailOf(held, open)
+  if (trail === null) return // not in the tree (yet): the listing says what it is
+  rememberNames(trail.map((id) => held.get(id)).filter((folder) => folder !== undefined))
+  if (trail.join('/') !== live.view.trail.join('/')) {
+    const view = { ...parseViewState(location.hash), trail }
+    history.replaceState(null, '', viewHash(view))
+    live.view = view
+    shownTrail = trail
+  }
+  renderPlace(trail, { settled: true })
+  tree.show(trail, orderOf(live.view))
+}
+
+/** A batch of the shared tree follow: the tree pane, the breadcrumbs, the listing. */
+function onTreeBatch(batch: SharedBatch): void {
+  const open = live?.view.trail.at(-1) ?? null
+  // A new tree (a download) may hold what changed before it: the listing is asked again.
+  touched ||= batch.restarted || touchesListing(batch.changes, open)
+  if (!batch.atPresent) return
+  const wasIn = heldTree !== null && open !== null && heldTree.get(open) !== undefined
+  heldTree = batch.tree
+  tree.update(batch.tree)
+  placeFromTree(batch.tree)
+  // The open folder left the tree with an ancestor (no entry of its own): its listing is 404.
+  const left = wasIn && open !== null && batch.tree.get(open) === undefined
+  if (touched || left) {
+    touched = false
+    void relist()
+  }
+}
+
+/** Joins the session's tree follow, unless following already or nobody looks. */
+function startFollow(sessionId: string): void {
+  if (stopFollow !== null || document.visibilityState === 'hidden') return
+  // After a failure the listing may well succeed (a problem of the tree feed alone): the
+  // follow starts again only after a pause, never in a loop with the render.
+  const wait = followFailedAt + FOLLOW_RETRY_MS - Date.now()
+  if (wait > 0) {
+    clearTimeout(followRetry)
+    followRetry = setTimeout(() => live !== null && startFollow(sessionId), wait)
+    return
+  }
+  tree.waiting(true)
+  stopFollow = followShared(client, sessionId, {
+    batch: onTreeBatch,
+    failed: () => {
+      stopFollow = null
+      heldTree = null
+      followFailedAt = Date.now()
+      tree.waiting(false)
+      void render() // the listing says why (signed out, frozen)
     },
-    failed: () => void render(), // shows the state (gone, signed out, frozen)
   })
 }
 
@@ -306,8 +398,9 @@ function placeFocus(trail: string[], cameFrom: string[] | null): void {
 
 async function render(): Promise<void> {
   inFlight?.abort()
+  relisting?.abort()
   clearTimeout(loadingTimer)
-  endLive()
+  live = null
   const sessionId = readSessionId()
   if (sessionId === null) {
     showSignIn(null)
@@ -348,16 +441,24 @@ async function render(): Promise<void> {
     renderPage(view, page)
     shownTrail = view.trail
     placeFocus(view.trail, cameFrom)
-    goLive(view, page)
+    live = { view, shown: page.body }
+    startFollow(sessionId)
+    if (heldTree !== null) {
+      placeFromTree(heldTree)
+      return
+    }
     if (view.trail.some((id) => folderName(id) === undefined)) {
       await lookUpNames(client, view.trail, controller.signal)
-      if (!controller.signal.aborted) renderPlace(view.trail, { settled: true })
+      // Unless the tree came meanwhile: it says where the folder is (placeFromTree).
+      if (!controller.signal.aborted && heldTree === null) renderPlace(view.trail, { settled: true })
     }
   } catch (error) {
     if (controller.signal.aborted) return // a newer render took over
     clearTimeout(loadingTimer)
     shownTrail = null
     renderError(error, view)
+    // The tree pane stays useful beside a folder that is gone: a way to another one.
+    if (error instanceof FolderServiceError && error.code === 'NOT_FOUND') startFollow(sessionId)
     if (error instanceof FolderServiceError && error.code === 'NOT_FOUND' && view.trail.length > 1) {
       // The ancestors may well exist: their names, as for any trail.
       await lookUpNames(client, view.trail.slice(0, -1), controller.signal)
@@ -420,8 +521,8 @@ ui.order.addEventListener('change', () => {
 window.addEventListener('popstate', () => void render())
 // No held request while nobody looks; on return, the page is listed again and followed anew.
 document.addEventListener('visibilitychange', () => {
-  if (document.visibilityState === 'hidden') endLive()
-  else if (!ui.browser.hidden && stopLive === null) void render()
+  if (document.visibilityState === 'hidden') endFollow()
+  else if (!ui.browser.hidden && stopFollow === null) void render()
 })
 
 void render()

@@ -47,12 +47,16 @@ export function makePager(
   return pager
 }
 
+/**
+ * A link with nowhere to go loses its href; the stylesheet keeps its place empty
+ * (`visibility: hidden`, out of the tab order and the accessibility tree), so the pager's
+ * parts do not move sideways from page to page.
+ */
 function setLink(
   anchor: HTMLAnchorElement,
   href: string | undefined,
   hrefOf: (link: string) => string,
 ): void {
-  anchor.hidden = href === undefined
   if (href === undefined) anchor.removeAttribute('href')
   else anchor.href = hrefOf(href)
 }

@@ -1,15 +1,10 @@
-import {
-  folderComparator,
-  type FolderServiceClient,
-  type FolderTree,
-  type ListingOrder,
-} from '../client/index.js'
+import { folderComparator, type FolderTree, type ListingOrder } from '../client/index.js'
 import { keyAction, trailOf, visibleRows, type TreeRow } from './tree-rows.js'
 
 /**
  * The folder browser's tree pane: the user's folders as a WAI-ARIA tree beside the listing,
- * kept current by the client's tree follow (client.tree(): one download, then the changes
- * held by the service), shown again each time a batch reaches the present. Only expanded
+ * kept current by the page's one tree follow (shared-follow.ts), shown again each time a
+ * batch reaches the present. Only expanded
  * folders' children get DOM nodes (tree-rows.ts). The open folder is marked
  * `aria-current="page"` and its ancestors expanded. One tab stop (a roving tabindex); the
  * keys are tree-rows.ts's. The DOM is built with createElement and textContent only.
@@ -21,12 +16,13 @@ export interface TreePaneHandlers {
 }
 
 export interface TreePane {
-  /**
-   * Marks the open folder (its trail), sorts siblings in the listing's `order`, and starts
-   * following the tree when not following.
-   */
+  /** Marks the open folder (its trail), sorts siblings in the listing's `order`, shows the pane. */
   show(trail: string[], order: ListingOrder): void
-  /** Stops following and hides the pane (signed out); show() starts again. */
+  /** Shows `tree` (a batch at the present) at the next frame. */
+  update(tree: FolderTree): void
+  /** Says the tree is being loaded (`true`) or is not available (`false`) until update(). */
+  waiting(loading: boolean): void
+  /** Hides the pane and forgets the tree (signed out); show() shows it again. */
   stop(): void
 }
 
@@ -34,7 +30,6 @@ export function makeTreePane(
   pane: HTMLElement,
   list: HTMLElement,
   status: HTMLElement,
-  client: FolderServiceClient,
   handlers: TreePaneHandlers,
 ): TreePane {
   const expanded = new Set<string>()
@@ -44,7 +39,6 @@ export function makeTreePane(
   let compare = folderComparator()
   /** the row that is the tab stop, kept across renders by id */
   let current: string | null = null
-  let following: AbortController | null = null
   let frame = 0
 
   const itemOf = (id: string) =>
@@ -76,6 +70,7 @@ export function makeTreePane(
         const name = document.createElement('span')
         name.className = 'tree-name'
         name.textContent = row.folder.name
+        name.title = row.folder.name // the whole name, where the stylesheet cuts a long one
         li.append(twisty, name)
         return li
       }),
@@ -140,55 +135,33 @@ export function makeTreePane(
     }
   })
 
-  async function follow(signal: AbortSignal): Promise<void> {
-    status.hidden = false
-    status.textContent = 'Loading the folder tree…'
-    try {
-      for await (const batch of client.tree({ signal })) {
-        tree = batch.tree
-        if (batch.atPresent) schedule()
-      }
-    } catch {
-      if (signal.aborted) return
-      // The listing beside shows why (signed out, frozen, unavailable); the pane says it stopped.
-      tree = null
-      list.replaceChildren()
-      status.hidden = false
-      status.textContent = 'The folder tree is not available right now.'
-      following = null
-    }
-  }
-
-  function stop(): void {
-    following?.abort()
-    following = null
-    cancelAnimationFrame(frame)
-    frame = 0
-  }
-
-  // No held request while nobody looks; on return the tree is downloaded afresh.
-  document.addEventListener('visibilitychange', () => {
-    if (document.visibilityState === 'hidden') stop()
-    else if (!pane.hidden && following === null) start()
-  })
-
-  function start(): void {
-    const controller = new AbortController()
-    following = controller
-    void follow(controller.signal)
-  }
-
   return {
     show(trail, order) {
       openTrail = trail
       compare = folderComparator(order)
       for (const id of trail.slice(0, -1)) expanded.add(id)
       pane.hidden = false
-      if (following === null && document.visibilityState !== 'hidden') start()
       schedule()
     },
+    update(next) {
+      tree = next
+      schedule()
+    },
+    waiting(loading) {
+      // The listing beside shows why it is not available (signed out, frozen, unavailable).
+      if (!loading) {
+        tree = null
+        list.replaceChildren()
+      }
+      if (tree !== null) return
+      status.hidden = false
+      status.textContent = loading
+        ? 'Loading the folder tree…'
+        : 'The folder tree is not available right now.'
+    },
     stop() {
-      stop()
+      cancelAnimationFrame(frame)
+      frame = 0
       pane.hidden = true
       tree = null
       list.replaceChildren()

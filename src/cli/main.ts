@@ -13,9 +13,14 @@ const program = new Command('folder-service')
   .description('Folder listing service: serve GET /v1/folders and manage its data')
   .version(PACKAGE_VERSION, '-V, --version', 'print the version')
   .configureOutput({
-    // Commander's own argument errors are already one line; they start like the commands'
-    // own (run-command.ts), so every error of the command reads the same way.
-    outputError: (text, write) => write(text.replace(/^error: /, ERROR_PREFIX)),
+    // Commander's own argument errors are made one line (its suggestion for a typo comes on a
+    // second), starting like the commands' own (run-command.ts): every error reads the same way.
+    outputError: (text, write) =>
+      write(
+        text
+          .replace(/^error: /, ERROR_PREFIX)
+          .replace(/\n\(Did you mean (.*)\?\)\n?$/, ' (did you mean $1?)\n'),
+      ),
     writeErr: (text) => process.stderr.write(text),
   })
 

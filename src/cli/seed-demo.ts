@@ -30,9 +30,7 @@ function demoDataFile(): unknown {
     owner_id: DEMO_USER_ID,
     ...extra,
   })
-  const projects = Array.from({ length: 60 }, (_, i) =>
-    folder(`Project ${String(i + 1).padStart(2, '0')}`, PROJECTS_ID),
-  )
+  const projects = Array.from({ length: 60 }, (_, i) => folder(`Project ${i + 1}`, PROJECTS_ID))
   return {
     users: [
       {

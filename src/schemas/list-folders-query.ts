@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { UUID_PATTERN } from '../ids.js'
 import { LISTING_ORDERS } from '../ordering/listing-orders.js'
+import { stringEnum } from './string-enum.js'
 import { decimalParameter, Token } from './bounded.js'
 
 /**
@@ -52,14 +53,10 @@ export const ListFoldersQuery = Type.Object(
       }),
     ),
     order: Type.Optional(
-      Type.Union(
-        LISTING_ORDERS.map((order) => Type.Literal(order)),
-        {
-          description:
-            '`name` (the default): by name in Unicode code point order, then created_at, then id. `name_natural`: the order of a file manager (docs/api.md "Natural order"): case and accents set aside, numbers by value, ties broken by code point order, created_at, id. The `Link` links keep it; a cursor made in one order is refused in the other.',
-          examples: ['name_natural'],
-        },
-      ),
+      stringEnum(LISTING_ORDERS, {
+        description:
+          '`name` (the default): by name in Unicode code point order, then created_at, then id. `name_natural`: the order of a file manager (docs/api.md "Natural order"): case and accents set aside, numbers by value, ties broken by code point order, created_at, id. The `Link` links keep it; a cursor made in one order is refused in the other.',
+      }),
     ),
   },
   { additionalProperties: true },

@@ -15,6 +15,13 @@ export type DatabaseTarget = { kind: 'postgres'; url: string } | { kind: 'sqlite
 
 export function parseDatabaseUrl(url: string): DatabaseTarget {
   if (/^postgres(ql)?:\/\//i.test(url)) return { kind: 'postgres', url }
+  // Any other scheme (mysql://, file://) is a mistake, not a file named after it.
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]
+  if (scheme !== undefined && scheme.toLowerCase() !== 'sqlite')
+    throw new ConfigError(
+      'DATABASE_URL',
+      `'${scheme}://' is no database this service uses (postgres://, postgresql://, sqlite:PATH or a file path)`,
+    )
   const path = url.replace(/^sqlite:(\/\/)?/i, '')
   if (path === '') throw new ConfigError('DATABASE_URL', `no SQLite file path in '${url}'`)
   return { kind: 'sqlite', path }

@@ -14,6 +14,13 @@ import { serveBackend, type ServedBackend } from '../helpers/apps/served-backend
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const NO_CHROMIUM = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (.ci/run installs it)`
 
+/** Polls `condition` until it holds (at most 10 s). */
+async function waitUntil(condition: () => boolean): Promise<void> {
+  for (const started = Date.now(); !condition(); await new Promise((resolve) => setTimeout(resolve, 50))) {
+    if (Date.now() - started > 10_000) assert.fail('timed out')
+  }
+}
+
 describe('/docs in Chromium', { skip: NO_CHROMIUM }, () => {
   let browser: Browser | undefined
   let served: ServedBackend | undefined
@@ -59,6 +66,42 @@ describe('/docs in Chromium', { skip: NO_CHROMIUM }, () => {
       assert.match(info, /sign in at\s+\/\s+\(the folder browser\) in this same browser/)
       assert.match(info, /curl --cookie 'session_id=/)
       assert.deepEqual(errors, [], 'no console error: no CSP violation, no failed load')
+    } finally {
+      await page.close()
+    }
+  })
+
+  it('Try it out offers each order, sends what it shows, and goes back to none', async () => {
+    const page = await browser!.newPage()
+    const sent: string[] = []
+    page.on('request', (request) => {
+      const url = new URL(request.url())
+      if (url.pathname === '/v1/folders') sent.push(url.search)
+    })
+    try {
+      await page.goto(`${served!.service.base}/docs`, { waitUntil: 'networkidle' })
+      const listing = page
+        .locator('.opblock', { has: page.locator('.opblock-summary-path', { hasText: /^\/v1\/folders$/ }) })
+        .first()
+      await listing.locator('.opblock-summary').click()
+      await listing.locator('button.try-out__btn').click()
+      const row = listing.locator('tr[data-param-name="order"]')
+      const order = row.locator('select')
+      assert.deepEqual(await order.locator('option').allTextContents(), ['--', 'name', 'name_natural'])
+      assert.equal(await order.inputValue(), '', 'nothing chosen, nothing sent')
+      assert.doesNotMatch(await row.innerText(), /\|/, 'one type, not a union')
+      await order.selectOption('name_natural')
+      await listing.locator('button.execute').click()
+      await waitUntil(() => sent.length === 1)
+      await order.selectOption('--')
+      await listing.locator('button.execute').click()
+      await waitUntil(() => sent.length === 2)
+      assert.match(sent[0] ?? '', /[?&]order=name_natural(&|$)/)
+      assert.doesNotMatch(sent[1] ?? '', /order=/)
+      const curl = await listing.locator('.curl-command').first().innerText()
+      assert.ok(curl.includes(`'${served!.service.base}/v1/folders?`), curl)
+      const info = await page.locator('.information-container').innerText()
+      assert.doesNotMatch(info, /curl[^\n]*:3000/, 'no port written into the example')
     } finally {
       await page.close()
     }

@@ -49,6 +49,15 @@ describe('folder-service --help', () => {
   })
 })
 
+describe('folder-service with a typo', () => {
+  it('says what it did not know and the command meant, on one line, exit 1', async () => {
+    const result = await runCli(['foldr'])
+    assert.equal(result.code, 1)
+    assert.equal(result.stdout, '')
+    assert.equal(result.stderr, "folder-service: unknown command 'foldr' (did you mean folder?)\n")
+  })
+})
+
 describe('folder-service --version', () => {
   it("prints the package's version and nothing else", async () => {
     const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { allBackends } from '../helpers/databases/backends.js'
@@ -92,6 +92,18 @@ describe('sqlite: migrate and --db on files', () => {
     const byEnv = await runCli(['migrate'], { env: { DATABASE_URL: `sqlite:${path}` } })
     assertOneLineError(byEnv, /DATABASE_URL: .*does not exist/, ['migrate'])
     assert.ok(!existsSync(join(tmp.dir, 'no-such-dir')), 'no directory was made')
+  })
+
+  it('refuses a database URL of a scheme it does not use (mysql://, file://): one line, no file made', async () => {
+    const cwd = join(tmp.dir, 'schemes')
+    mkdirSync(cwd)
+    for (const url of ['mysql://app@db.example/app', 'file:///tmp/x.db']) {
+      const result = await runCli(['migrate', '--db', url], { cwd })
+      assertOneLineError(result, /DATABASE_URL: '(mysql|file):\/\/' is no database this service uses/, [
+        'migrate',
+      ])
+    }
+    assert.deepEqual(readdirSync(cwd), [], 'no file or directory was made')
   })
 
   it('creates the default ./data/ directory (and only that one)', async () => {

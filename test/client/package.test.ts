@@ -12,8 +12,9 @@ import { serveBackend, type ServedBackend } from '../helpers/apps/served-backend
 /**
  * The client as another project gets it (docs/client.md "Installing the client"): the
  * package of packages/client, packed with `npm pack`, installed offline into a fresh project
- * with nothing else, an example type-checked by `tsc --strict`, then run against a served
- * instance.
+ * with nothing else and set up exactly as the package's README says (its package.json and
+ * tsconfig.json), the README's example and a test example type-checked by `tsc --strict`,
+ * then the test example run against a served instance.
  */
 
 const USER = 'c1000000-0000-4000-8000-000000000001'
@@ -36,6 +37,13 @@ export async function rootNames(baseUrl: string, sessionId: string): Promise<str
   return names
 }
 `
+
+/** The README's fenced blocks of `language`, in order. */
+function fencedBlocks(markdown: string, language: string): string[] {
+  return [...markdown.matchAll(new RegExp('^```' + language + '\\n([\\s\\S]*?)^```$', 'gm'))].map(
+    (match) => match[1] ?? '',
+  )
+}
 
 function run(command: string, args: string[], cwd: string): string {
   const result = spawnSync(command, args, { cwd, encoding: 'utf8', timeout: 120_000 })
@@ -81,10 +89,15 @@ describe('the client package, installed in another project', () => {
 
     const project = join(tmp.dir, 'project')
     run('mkdir', ['-p', project], tmp.dir)
+    const readme = readFileSync(join(ROOT, 'packages', 'client', 'README.md'), 'utf8')
+    const [packageJson, tsconfig] = fencedBlocks(readme, 'json').map((text) => JSON.parse(text) as object)
+    const [readmeExample] = fencedBlocks(readme, 'ts')
+    assert.ok(packageJson !== undefined && tsconfig !== undefined && readmeExample !== undefined)
     writeFileSync(
       join(project, 'package.json'),
-      JSON.stringify({ name: 'consumer', private: true, type: 'module' }),
+      JSON.stringify({ name: 'consumer', private: true, ...packageJson }),
     )
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(tsconfig))
     run('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], project)
     assert.deepEqual(
       readdirSync(join(project, 'node_modules')).filter((name) => !name.startsWith('.')),
@@ -95,27 +108,15 @@ describe('the client package, installed in another project', () => {
       readFileSync(join(project, 'node_modules', 'folder-service-client', 'package.json'), 'utf8'),
     ) as Record<string, unknown>
     assert.equal(manifest.dependencies, undefined)
+    assert.equal(
+      readFileSync(join(project, 'node_modules', 'folder-service-client', 'README.md'), 'utf8'),
+      readme,
+      'the package carries its README',
+    )
 
     writeFileSync(join(project, 'example.ts'), EXAMPLE)
-    const tsc = join(ROOT, 'node_modules', '.bin', 'tsc')
-    run(
-      tsc,
-      [
-        '--strict',
-        '--module',
-        'nodenext',
-        '--moduleResolution',
-        'nodenext',
-        '--target',
-        'es2022',
-        '--lib',
-        'es2023,dom',
-        '--outDir',
-        'out',
-        'example.ts',
-      ],
-      project,
-    )
+    writeFileSync(join(project, 'readme-example.ts'), readmeExample)
+    run(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', '.'], project)
     const names = run(
       process.execPath,
       [

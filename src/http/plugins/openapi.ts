@@ -43,10 +43,12 @@ const API_DESCRIPTION = [
     'Without it they answer 401.',
   '',
   'From a shell, send the cookie yourself (a session id comes from `folder-service session add --user NAME`, ' +
-    'or `folder-service seed --demo` for the demo):',
+    'or `folder-service seed --demo` for the demo) to the address of this page (*Try it out* shows it in its ' +
+    'curl line):',
   '',
   '```',
-  "curl --cookie 'session_id=de000000-0000-4000-8000-00000000c00c' 'http://127.0.0.1:3000/v1/folders?limit=10'",
+  'BASE=http://127.0.0.1:3000   # this page without /docs',
+  `curl --cookie 'session_id=de000000-0000-4000-8000-00000000c00c' "$BASE/v1/folders?limit=10"`,
   '```',
 ].join('\n')
 
@@ -335,7 +337,7 @@ export const openapiPlugin = fp(
               name: 'session_id',
               description:
                 'Session id (a UUID) in the `session_id` cookie, e.g. ' +
-                "`curl --cookie 'session_id=<id>' http://127.0.0.1:3000/v1/folders`. A browser gets " +
+                '`curl --cookie \'session_id=<id>\' "$BASE/v1/folders"` ($BASE: where this service is). A browser gets ' +
                 'it by signing in to the folder browser at `/`; the API docs page cannot set it.',
             },
           },
