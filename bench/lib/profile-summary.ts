@@ -16,6 +16,8 @@ interface CpuProfile {
   nodes: ProfileNode[]
   samples: number[]
   timeDeltas: number[]
+  /** monotonic microseconds, the clock of process.hrtime */
+  startTime: number
 }
 
 interface ProfileShare {
@@ -48,13 +50,27 @@ function top(totals: Map<string, number>, busy: number, count: number): ProfileS
     .map(([name, us]) => ({ name, ms: us / 1000, share: us / busy }))
 }
 
-export function summariseProfiles(dir: string, count = 15): ProfileSummary | null {
+/**
+ * `windows`: only the samples taken within these spans (monotonic microseconds, as
+ * `process.hrtime.bigint() / 1000n` reads them in any process of the machine).
+ */
+export function summariseProfiles(
+  dir: string,
+  count = 15,
+  windows?: readonly (readonly [number, number])[],
+): ProfileSummary | null {
   const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'))
   if (file === undefined) return null
   const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile
   const byId = new Map(profile.nodes.map((node) => [node.id, node]))
   const selfUs = new Map<number, number>()
-  profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)))
+  let at = profile.startTime
+  profile.samples.forEach((id, i) => {
+    const delta = profile.timeDeltas[i] ?? 0
+    at += delta
+    if (windows !== undefined && !windows.some(([from, to]) => at >= from && at <= to)) return
+    selfUs.set(id, (selfUs.get(id) ?? 0) + delta)
+  })
 
   const areas = new Map<string, number>()
   const functions = new Map<string, number>()
