@@ -21,6 +21,7 @@ import {
   type Idle,
 } from './held-request.js'
 import { treeBinding, type Expansion, type TreeCursor, type TreeCursors } from '../tokens/tree-cursor.js'
+import { SharedReads } from './shared-reads.js'
 import type { ChangeWatcher, Hold } from './watcher.js'
 
 /**
@@ -76,6 +77,9 @@ type Read =
   | { outcome: 'read'; body: FolderTreeBody; idle: boolean; present: ChangePosition }
 
 export class TreeFeed {
+  /** Reads shared by the followers one commit wakes (shared-reads.ts). */
+  private readonly reading = new SharedReads<Read>()
+
   constructor(
     private readonly store: Pick<ServingStore, 'readTreePage' | 'readTreeLog'>,
     private readonly sealers: DeploymentSealers,
@@ -126,8 +130,15 @@ export class TreeFeed {
       user,
       wait: start === null ? 0 : wait,
       parkedAt: caughtUp ? user.generation : null,
-      read: async (minGeneration) => {
-        const read = await this.read(user.id, rootId, start, limit, minGeneration, cursors, binding)
+      read: async (minGeneration, woken) => {
+        const own = () => this.read(user.id, rootId, start, limit, minGeneration, cursors, binding)
+        // Followers woken together at the same place in the log (not within a subtree) share one read.
+        const read = await (woken && start?.expansion === null
+          ? this.reading.share(
+              `${user.id} ${rootId ?? ''} ${start.position.generation} ${start.position.row} ${limit} ${minGeneration}`,
+              own,
+            )
+          : own())
         if (read.outcome !== 'read') return { send: read }
         if (!read.idle || wait === 0) return { send: { outcome: 'answer', body: read.body } }
         return { nothing: read.present.generation }
