@@ -12,7 +12,8 @@ import { appOver } from '../helpers/apps/test-app.js'
 
 /**
  * Many followers of one user's tree, each on its own session, woken by one commit: one read
- * of the log for all of them, and the same event, byte for byte, to each (counted, not timed).
+ * of the log for all of them, their session checks in one statement, and the same event,
+ * byte for byte, to each (counted, not timed).
  */
 
 const OWNER = uuid('7fa00000', 1)
@@ -27,6 +28,8 @@ for (const backend of allBackends()) {
     let sql: RawSql
     let app: FastifyInstance
     let counted: ReturnType<typeof countingCalls>
+    let batches: ReturnType<typeof countingCalls>
+    let lookups: ReturnType<typeof countingCalls>
     const streams: OpenedStream[] = []
 
     before(async () => {
@@ -43,7 +46,9 @@ for (const backend of allBackends()) {
       )
       sql = await openRawSql(opened.url)
       counted = countingCalls(opened.store, 'readTreeLog')
-      app = await appOver(counted.store, { longPollIntervalMs: 100, eventStream: { heartbeatMs: 60_000 } })
+      batches = countingCalls(counted.store, 'findSessionUsers')
+      lookups = countingCalls(batches.store, 'findSessionUser')
+      app = await appOver(lookups.store, { longPollIntervalMs: 100, eventStream: { heartbeatMs: 60_000 } })
     })
     after(async () => {
       for (const stream of streams) stream.close()
@@ -52,7 +57,7 @@ for (const backend of allBackends()) {
       await opened?.cleanup()
     })
 
-    it('share one read of the log and get the same event', async () => {
+    it('share one read of the log and one session statement, and get the same event', async () => {
       const base = await app.listen({ host: '127.0.0.1', port: 0 })
       for (let i = 0; i < FOLLOWERS; i++) {
         const stream = await openEventStream(`${base}${PATH}?root=${ROOT}`, {
@@ -64,6 +69,7 @@ for (const backend of allBackends()) {
       }
       await new Promise((resolve) => setTimeout(resolve, 300))
       const before = counted.calls()
+      const [batchesBefore, lookupsBefore] = [batches.calls(), lookups.calls()]
       const added = randomUUID()
       await insertLiveFolder(sql, {
         id: added,
@@ -81,6 +87,9 @@ for (const backend of allBackends()) {
       }
       const reads = counted.calls() - before
       assert.ok(reads <= 2, `${reads} reads of the log for ${FOLLOWERS} followers`)
+      // Their twelve session checks: in one statement, or two when the wake spanned two turns.
+      const [batched, alone] = [batches.calls() - batchesBefore, lookups.calls() - lookupsBefore]
+      assert.ok(batched >= 1 && batched <= 2 && alone === 0, `${batched} batches, ${alone} lone lookups`)
     })
   })
 }
