@@ -1,3 +1,4 @@
+import { get } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { HOST } from './processes.js'
 
@@ -17,6 +18,8 @@ export type FollowerKind = 'sse' | 'long-poll'
 interface RawFollower {
   /** events (SSE) or answers (long-poll) received so far */
   seen: number
+  /** its connection failed or was closed by the service */
+  failed: boolean
   socket: Socket
 }
 
@@ -34,6 +37,17 @@ export interface RawFollowerSet {
  * queue never overflows. `onSeen(index, count, at)` is called at every event or answer
  * with the count so far and `performance.now()`.
  */
+/** GET /healthz on a connection of its own, answered (any status) or failed. */
+function probe(port: number): Promise<void> {
+  return new Promise((resolve) => {
+    const req = get({ host: HOST, port, path: '/healthz', agent: false }, (res) => {
+      res.resume()
+      res.on('end', resolve)
+    })
+    req.on('error', () => resolve())
+  })
+}
+
 export async function openRawFollowers(settings: {
   port: number
   kind: FollowerKind
@@ -56,7 +70,7 @@ export async function openRawFollowers(settings: {
   for (let i = 0; i < requests.length; i++) {
     const { path, sessionId } = requests[i] as { path: string; sessionId: string }
     const socket = connect({ host: HOST, port })
-    const follower: RawFollower = { seen: 0, socket }
+    const follower: RawFollower = { seen: 0, failed: false, socket }
     const index = i
     // The tail of the last chunk, so that a mark split between two chunks is still found.
     let tail: Buffer | null = null
@@ -71,7 +85,8 @@ export async function openRawFollowers(settings: {
       onSeen(index, follower.seen, performance.now())
     })
     const fail = (why: string) => {
-      if (closing) return
+      if (closing || follower.failed) return
+      follower.failed = true
       set.failed++
       set.firstFailure ||= why
     }
@@ -81,7 +96,17 @@ export async function openRawFollowers(settings: {
       `GET ${path} HTTP/1.1\r\nhost: ${HOST}:${port}\r\ncookie: session_id=${sessionId}\r\n${accept}\r\n`,
     )
     set.followers.push(follower)
-    if (i % 250 === 249) await new Promise((resolve) => setTimeout(resolve, 50))
+    if (i % 250 === 249) {
+      // Paced: a batch of streams is set up (its first event) before the next connects, so
+      // that the accept queue never overflows however loaded the machine is.
+      // A held request shows nothing, so the service's answer to a probe on a new connection
+      // says it has taken in the requests before it.
+      for (let waited = 0; waited < 200; waited++) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        if (kind === 'long-poll' || set.followers.every((one) => one.seen > 0 || one.failed)) break
+      }
+      await probe(port)
+    }
   }
   return set
 }
