@@ -354,6 +354,31 @@ async function manyUsers(
   return figures('many users', meter, set, { followers, commits, expected, rssPerFollowerKb, load })
 }
 
+/**
+ * The stage of a wake a profiled function belongs to, by its module: the reads (the feed and
+ * the store's statements, session checks included: one adapter call serves both), cursors,
+ * serialisation, socket writes, the wake's own bookkeeping (watcher, streams, promises), GC.
+ */
+function wakeStage(url: string, name: string): string {
+  if (name === '(garbage collector)') return 'garbage collection'
+  if (
+    /^(writev|write|writeBuffer)$/.test(name) ||
+    /_http_outgoing|streams\/writable|node:net|stream_base/.test(url)
+  )
+    return 'socket writes'
+  if (/\/store\/|better-sqlite3|node_modules\/pg|session-lookups|session-recheck|\/auth\.js/.test(url))
+    return 'store: reads and session checks'
+  if (/\/tokens\/|crypto/.test(url)) return 'cursors (seal, open)'
+  if (/folder-json|folder-tree-json|serialized/.test(url) || name === 'eventFrame') return 'serialisation'
+  if (/tree-feed|changes-feed|shared-reads|\/feed\/feed\.js/.test(url)) return 'feed: answer from rows'
+  if (
+    /watcher|feed-stream|event-stream|held-request|heartbeats/.test(url) ||
+    /^(runMicrotasks|processTicksAndRejections)$/.test(name)
+  )
+    return 'wake: watcher, streams, promises'
+  return 'other'
+}
+
 export interface FanoutSettings {
   root: string
   url: string
@@ -377,7 +402,7 @@ export async function runFanout(settings: FanoutSettings): Promise<WakeFigures[]
         report(wake)
         if (running.profileDir !== null) {
           await stopChild(running.service)
-          const summary = summariseProfiles(running.profileDir, 25, meter.windows)
+          const summary = summariseProfiles(running.profileDir, 25, meter.windows, wakeStage)
           if (summary !== null) log(formatProfile(summary))
         }
       } finally {

@@ -32,6 +32,8 @@ export interface ProfileSummary {
   busyMs: number
   areas: ProfileShare[]
   functions: ProfileShare[]
+  /** by the caller's stages (see summariseProfiles' stageOf), when it gave them */
+  stages?: ProfileShare[]
 }
 
 function area(url: string, functionName: string): string {
@@ -58,6 +60,8 @@ export function summariseProfiles(
   dir: string,
   count = 15,
   windows?: readonly (readonly [number, number])[],
+  /** a function's stage of the work profiled, by its script and name (a bench's own grouping) */
+  stageOf?: (url: string, functionName: string) => string,
 ): ProfileSummary | null {
   const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'))
   if (file === undefined) return null
@@ -74,6 +78,7 @@ export function summariseProfiles(
 
   const areas = new Map<string, number>()
   const functions = new Map<string, number>()
+  const stages = new Map<string, number>()
   let busy = 0
   for (const [id, us] of selfUs) {
     const frame = byId.get(id)?.callFrame
@@ -81,6 +86,10 @@ export function summariseProfiles(
     busy += us
     const where = area(frame.url, frame.functionName)
     areas.set(where, (areas.get(where) ?? 0) + us)
+    if (stageOf !== undefined) {
+      const stage = stageOf(frame.url, frame.functionName)
+      stages.set(stage, (stages.get(stage) ?? 0) + us)
+    }
     const file = frame.url.replace(/^.*\/(node_modules|dist)\//, '$1/')
     const name =
       `${frame.functionName || '(anonymous)'} ${file}${file ? `:${frame.lineNumber + 1}` : ''}`.trim()
@@ -91,6 +100,7 @@ export function summariseProfiles(
     busyMs: busy / 1000,
     areas: top(areas, busy, count),
     functions: top(functions, busy, count),
+    ...(stageOf === undefined ? {} : { stages: top(stages, busy, stages.size) }),
   }
 }
 
@@ -98,6 +108,7 @@ export function formatProfile(summary: ProfileSummary): string {
   const line = (s: ProfileShare) => `  ${(s.share * 100).toFixed(1).padStart(5)}%  ${s.name}`
   return [
     `service CPU profile (${summary.file}), ${(summary.busyMs / 1000).toFixed(1)} s busy, self time:`,
+    ...(summary.stages === undefined ? [] : [' by stage:', ...summary.stages.map(line)]),
     ' by area:',
     ...summary.areas.map(line),
     ' by function:',
