@@ -8,6 +8,7 @@ import { onEachBackend, runBenchCommand } from './lib/command.js'
 import { readCpuSeconds, readRss } from './lib/process-stats.js'
 import { freePort, HOST, stopChild } from './lib/processes.js'
 import { importData, SERVICE_ENV, startService } from './lib/service.js'
+import { fanoutUsers, runFanout, writeFanoutData, type WakeFigures } from './lib/fanout.js'
 
 /**
  * `npm run bench:feed`: what the changes feed costs, on each backend.
@@ -341,10 +342,56 @@ export async function runFeedBench(settings: {
   })
 }
 
-async function main(): Promise<void> {
-  await runBenchCommand({ waiters: '10000' }, ({ huge, backend, postgresUrl, numbers }) =>
-    runFeedBench({ huge, waiters: numbers.waiters ?? 10_000, backend, postgresUrl }),
+/** The tree feed's fan-out (bench/lib/fanout.ts) on each backend. */
+export async function runFanoutBench(settings: {
+  backend: 'all' | 'sqlite' | 'postgres'
+  postgresUrl: string | null
+  followers: number
+  commits: number
+  rate: number
+  profile: boolean
+}): Promise<WakeFigures[][]> {
+  const { backend, postgresUrl, followers, commits, rate, profile } = settings
+  log(
+    `tree feed fan-out: ${followers} followers, ${commits} commits; ${followers / 2} users at ${rate} commits/s`,
   )
+  return onEachBackend({
+    name: 'fanout',
+    backend,
+    postgresUrl,
+    users: fanoutUsers(followers),
+    prepare: (tmp) => {
+      const file = join(tmp, 'fanout.json')
+      return { file, folders: writeFanoutData(file, followers), tmp }
+    },
+    measure: async (label, url, data) => {
+      log(`== ${label}`)
+      await importData({ root, url, file: data.file, folders: data.folders, timeoutSeconds: 900, log })
+      const profileDir = profile ? join(root, 'bench', 'results', `profile-fanout-${Date.now()}`) : null
+      return runFanout({ root, url, followers, commits, rate, profileDir })
+    },
+    report: () => undefined,
+    log,
+  })
+}
+
+async function main(): Promise<void> {
+  const options = { waiters: '10000', changes: '1', fanout: '10000', commits: '5', rate: '500', profile: '0' }
+  await runBenchCommand(options, async ({ huge, backend, postgresUrl, numbers }) => {
+    // --changes 0: the fan-out alone; --fanout 0: the changes feed alone
+    if (numbers.changes !== 0)
+      await runFeedBench({ huge, waiters: numbers.waiters ?? 10_000, backend, postgresUrl })
+    const followers = numbers.fanout ?? 10_000
+    if (followers > 0)
+      await runFanoutBench({
+        backend,
+        postgresUrl,
+        followers: followers - (followers % 2),
+        commits: numbers.commits ?? 5,
+        rate: numbers.rate ?? 500,
+        profile: numbers.profile === 1,
+      })
+  })
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await main()

@@ -16,6 +16,8 @@ interface CpuProfile {
   nodes: ProfileNode[]
   samples: number[]
   timeDeltas: number[]
+  /** monotonic microseconds, the clock of process.hrtime */
+  startTime: number
 }
 
 interface ProfileShare {
@@ -30,6 +32,8 @@ export interface ProfileSummary {
   busyMs: number
   areas: ProfileShare[]
   functions: ProfileShare[]
+  /** by the caller's stages (see summariseProfiles' stageOf), when it gave them */
+  stages?: ProfileShare[]
 }
 
 function area(url: string, functionName: string): string {
@@ -48,16 +52,33 @@ function top(totals: Map<string, number>, busy: number, count: number): ProfileS
     .map(([name, us]) => ({ name, ms: us / 1000, share: us / busy }))
 }
 
-export function summariseProfiles(dir: string, count = 15): ProfileSummary | null {
+/**
+ * `windows`: only the samples taken within these spans (monotonic microseconds, as
+ * `process.hrtime.bigint() / 1000n` reads them in any process of the machine).
+ */
+export function summariseProfiles(
+  dir: string,
+  count = 15,
+  windows?: readonly (readonly [number, number])[],
+  /** a function's stage of the work profiled, by its script and name (a bench's own grouping) */
+  stageOf?: (url: string, functionName: string) => string,
+): ProfileSummary | null {
   const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'))
   if (file === undefined) return null
   const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile
   const byId = new Map(profile.nodes.map((node) => [node.id, node]))
   const selfUs = new Map<number, number>()
-  profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)))
+  let at = profile.startTime
+  profile.samples.forEach((id, i) => {
+    const delta = profile.timeDeltas[i] ?? 0
+    at += delta
+    if (windows !== undefined && !windows.some(([from, to]) => at >= from && at <= to)) return
+    selfUs.set(id, (selfUs.get(id) ?? 0) + delta)
+  })
 
   const areas = new Map<string, number>()
   const functions = new Map<string, number>()
+  const stages = new Map<string, number>()
   let busy = 0
   for (const [id, us] of selfUs) {
     const frame = byId.get(id)?.callFrame
@@ -65,6 +86,10 @@ export function summariseProfiles(dir: string, count = 15): ProfileSummary | nul
     busy += us
     const where = area(frame.url, frame.functionName)
     areas.set(where, (areas.get(where) ?? 0) + us)
+    if (stageOf !== undefined) {
+      const stage = stageOf(frame.url, frame.functionName)
+      stages.set(stage, (stages.get(stage) ?? 0) + us)
+    }
     const file = frame.url.replace(/^.*\/(node_modules|dist)\//, '$1/')
     const name =
       `${frame.functionName || '(anonymous)'} ${file}${file ? `:${frame.lineNumber + 1}` : ''}`.trim()
@@ -75,6 +100,7 @@ export function summariseProfiles(dir: string, count = 15): ProfileSummary | nul
     busyMs: busy / 1000,
     areas: top(areas, busy, count),
     functions: top(functions, busy, count),
+    ...(stageOf === undefined ? {} : { stages: top(stages, busy, stages.size) }),
   }
 }
 
@@ -82,6 +108,7 @@ export function formatProfile(summary: ProfileSummary): string {
   const line = (s: ProfileShare) => `  ${(s.share * 100).toFixed(1).padStart(5)}%  ${s.name}`
   return [
     `service CPU profile (${summary.file}), ${(summary.busyMs / 1000).toFixed(1)} s busy, self time:`,
+    ...(summary.stages === undefined ? [] : [' by stage:', ...summary.stages.map(line)]),
     ' by area:',
     ...summary.areas.map(line),
     ' by function:',

@@ -14,6 +14,7 @@ import { changesBinding, type ChangesCursors } from '../tokens/changes-cursor.js
 import { feedFolderId, feedRequest, HeldFeed, type FeedOutcome, type FeedRequest } from './feed.js'
 import type { HeldRead } from './held-request.js'
 import type { ChangeWatcher } from './watcher.js'
+import { SharedReads } from './shared-reads.js'
 
 /**
  * The changes feed of one parent (docs/api.md "Changes"), knowing nothing of HTTP: the
@@ -66,13 +67,8 @@ export function changesBody(read: ChangesRead, cursors: ChangesCursors, binding:
 }
 
 export class ChangesFeed extends HeldFeed<ChangesRequest, FolderChangesBody> {
-  /**
-   * Reads in flight by what they ask: requests woken together (many clients following one
-   * folder from the same point) share one read rather than each making its own. Only woken
-   * requests share: a read begun before a commit may miss it, which a woken request survives
-   * (no rows: it parks again and the next poll wakes it) but a fresh request must not.
-   */
-  private readonly reading = new Map<string, Promise<ChangesResult>>()
+  /** Reads shared by the requests one commit wakes (shared-reads.ts). */
+  private readonly reading = new SharedReads<ChangesResult>()
   /**
    * The answer of a read, built once for all the requests that shared it: one object, so
    * that they also share the session check after it (session-recheck.ts).
@@ -134,11 +130,6 @@ export class ChangesFeed extends HeldFeed<ChangesRequest, FolderChangesBody> {
   private shared(query: ChangesQuery): Promise<ChangesResult> {
     const { ownerId, parentId, after, limit, minGeneration } = query
     const key = `${ownerId} ${parentId ?? ''} ${after?.generation ?? ''} ${after?.row ?? ''} ${limit} ${minGeneration ?? ''}`
-    let pending = this.reading.get(key)
-    if (pending === undefined) {
-      pending = this.store.readChanges(query).finally(() => this.reading.delete(key))
-      this.reading.set(key, pending)
-    }
-    return pending
+    return this.reading.share(key, () => this.store.readChanges(query))
   }
 }

@@ -14,6 +14,7 @@ import {
 import { feedFolderId, feedRequest, HeldFeed, type FeedOutcome, type FeedRequest } from './feed.js'
 import type { HeldRead } from './held-request.js'
 import { treeBinding, type Expansion, type TreeCursor, type TreeCursors } from '../tokens/tree-cursor.js'
+import { SharedReads } from './shared-reads.js'
 import type { ChangeWatcher } from './watcher.js'
 
 /**
@@ -63,6 +64,9 @@ type Read =
   | { outcome: 'read'; body: FolderTreeBody; idle: boolean; present: ChangePosition }
 
 export class TreeFeed extends HeldFeed<TreeRequest, FolderTreeBody> {
+  /** Reads shared by the followers one commit wakes (shared-reads.ts). */
+  private readonly reading = new SharedReads<Read>()
+
   constructor(
     private readonly store: Pick<ServingStore, 'readTreePage' | 'readTreeLog'>,
     private readonly sealers: DeploymentSealers,
@@ -97,8 +101,15 @@ export class TreeFeed extends HeldFeed<TreeRequest, FolderTreeBody> {
       user,
       readOnce,
       parkedAt: caughtUp ? user.generation : null,
-      read: async (minGeneration) => {
-        const read = await this.read(user.id, rootId, start, limit, minGeneration, cursors, binding)
+      read: async (minGeneration, woken) => {
+        const own = () => this.read(user.id, rootId, start, limit, minGeneration, cursors, binding)
+        // Followers woken together at the same place in the log (not within a subtree) share one read.
+        const read = await (woken && start?.expansion === null
+          ? this.reading.share(
+              `${user.id} ${rootId ?? ''} ${start.position.generation} ${start.position.row} ${limit} ${minGeneration}`,
+              own,
+            )
+          : own())
         if (read.outcome !== 'read') return { send: read }
         if (!read.idle || readOnce) return { send: { outcome: 'answer', body: read.body } }
         return { nothing: read.present.generation }

@@ -41,6 +41,29 @@ interface Parked extends Waiter {
   deadline: number
 }
 
+/** A waiter taken out by a poll, to be told of the generation that woke it. */
+interface Woken {
+  waiter: Waiter
+  generation: number | undefined
+}
+
+/**
+ * Waiters woken in one turn of the event loop at most: what each does next (its shared read,
+ * its session check, its write) runs in that turn, so a wake of 10,000 followers is many
+ * short turns, between which timers, other requests and the sockets' writes go on, rather
+ * than one stall of the loop as long as the whole wake.
+ */
+export const WAKE_SLICE = 256
+
+function wakeInSlices(woken: readonly Woken[], from: number): void {
+  const end = Math.min(woken.length, from + WAKE_SLICE)
+  for (let i = from; i < end; i++) {
+    const { waiter, generation } = woken[i] as Woken
+    waiter.settle('changed', generation)
+  }
+  if (end < woken.length) setImmediate(() => wakeInSlices(woken, end))
+}
+
 /**
  * After a sweep, the next comes no sooner than this: a parked wait may end this much after
  * its deadline, so that many deadlines cost a few sweeps a second, not one sweep each.
@@ -177,10 +200,14 @@ export class ChangeWatcher {
     return new Promise<WaitEnd>((resolve) => {
       const onAbort = () => waiter.settle('gone')
       const timeout = setTimeout(() => waiter.settle('timeout'), Math.max(0, deadline - Date.now()))
+      let ended = false
       const waiter: Waiter = {
         ownerId,
         baseline,
         settle: (end, generation) => {
+          // Once: a slice may still hold a waiter that its client's leaving already ended.
+          if (ended) return
+          ended = true
           if (generation !== undefined) woken(generation)
           clearTimeout(timeout)
           signal.removeEventListener('abort', onAbort)
@@ -204,11 +231,15 @@ export class ChangeWatcher {
       queueMicrotask(() => wake('closed'))
       return () => undefined
     }
+    let ended = false
     const waiter: Parked = {
       ownerId,
       baseline,
       deadline,
       settle: (end, generation) => {
+        // Once: a slice may still hold a record taken back meanwhile (the client left).
+        if (ended) return
+        ended = true
         if (generation !== undefined) woken(generation)
         this.unregister(waiter)
         wake(end)
@@ -217,7 +248,10 @@ export class ChangeWatcher {
     this.register(waiter)
     this.parked.add(waiter)
     this.sweepBy(deadline)
-    return () => this.unregister(waiter)
+    return () => {
+      ended = true
+      this.unregister(waiter)
+    }
   }
 
   private register(waiter: Waiter): void {
@@ -286,13 +320,17 @@ export class ChangeWatcher {
       const owners = [...this.byOwner.keys()]
       if (owners.length === 0) return
       const generations = await this.store.ownerGenerations(owners)
+      const woken: Woken[] = []
       for (const ownerId of owners) {
         const now = generations.get(ownerId)
-        for (const waiter of [...(this.byOwner.get(ownerId) ?? [])]) {
+        for (const waiter of this.byOwner.get(ownerId) ?? []) {
           // A vanished owner wakes too: its requests then answer whatever the feed says.
-          if (now !== waiter.baseline) waiter.settle('changed', now)
+          if (now !== waiter.baseline) woken.push({ waiter, generation: now })
         }
       }
+      // Out at once, so that a poll while the later slices wait cannot wake them twice.
+      for (const { waiter } of woken) this.unregister(waiter)
+      wakeInSlices(woken, 0)
     } catch (error) {
       this.options.onError?.(error)
     } finally {

@@ -16,7 +16,7 @@ import { FOLDER_CHANGES_PATH } from '../api/paths.js'
 
 export interface ChangesRouteOptions {
   /** authenticates every request (the session lookup also reads the listing generation) */
-  store: Pick<ServingStore, 'findSessionUser'>
+  store: Pick<ServingStore, 'findSessionUser' | 'findSessionUsers'>
   feed: ChangesFeed
   /** heartbeat, retry and lifetime of event streams (Accept: text/event-stream) */
   eventStream: EventStreamOptions

@@ -17,7 +17,7 @@ import { folderTreeJson } from '../http/folder-tree-json.js'
 
 export interface TreeRouteOptions {
   /** authenticates every request (the session lookup also reads the listing generation) */
-  store: Pick<ServingStore, 'findSessionUser'>
+  store: Pick<ServingStore, 'findSessionUser' | 'findSessionUsers'>
   feed: TreeFeed
   /** heartbeat, retry and lifetime of event streams (Accept: text/event-stream) */
   eventStream: EventStreamOptions

@@ -340,6 +340,9 @@ export type TreeLogResult =
  * What serving GET /v1/folders needs: the only part of the Store the HTTP app sees. Every
  * method is on the hot path of some request; keep it narrow.
  */
+/** Most session ids {@link ServingStore.findSessionUsers} answers in one statement. */
+export const SESSION_BATCH = 256
+
 export interface ServingStore {
   /** 'sqlite' or 'postgres': for logs and metrics labels only, never for branching. */
   readonly kind: string
@@ -351,6 +354,13 @@ export interface ServingStore {
    * whose listing is cached.
    */
   findSessionUser(sessionId: string, now: number): Promise<SessionUser | null>
+
+  /**
+   * {@link findSessionUser} of each of `sessionIds` at one `now`, in their order (an id
+   * given twice is answered twice), in one statement for up to {@link SESSION_BATCH} ids:
+   * the session checks of the many followers one commit wakes.
+   */
+  findSessionUsers(sessionIds: readonly string[], now: number): Promise<(SessionUser | null)[]>
 
   /**
    * The live (not deleted) direct children of `parentId` owned by `ownerId`, ordered by

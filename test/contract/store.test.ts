@@ -208,6 +208,36 @@ for (const backend of allBackends()) {
       })
     })
 
+    describe('findSessionUsers', () => {
+      it('answers each id in its order as findSessionUser would at the same now, an id twice twice', async () => {
+        const ids = [
+          sessions.aliceLive.id,
+          UNKNOWN_ID,
+          sessions.carolLive.id,
+          sessions.aliceExpired.id,
+          'not-a-session-id',
+          sessions.daveLive.id,
+          sessions.aliceLive.id,
+          users.alice.id,
+        ]
+        for (const now of [NOW, BOUNDARY - 1, BOUNDARY]) {
+          const alone: (SessionUser | null)[] = []
+          for (const id of ids) alone.push(await store.findSessionUser(id, now))
+          assert.deepEqual(await store.findSessionUsers([...ids, sessions.aliceBoundary.id], now), [
+            ...alone,
+            await store.findSessionUser(sessions.aliceBoundary.id, now),
+          ])
+        }
+        const found = await store.findSessionUsers(ids, NOW)
+        assert.deepEqual(
+          found.map((user) => user?.id ?? null),
+          [users.alice.id, null, users.carol.id, null, null, users.dave.id, users.alice.id, null],
+        )
+        assert.equal(found[2]?.is_suspended, true)
+        assert.deepEqual(await store.findSessionUsers([], NOW), [])
+      })
+    })
+
     describe('listFolders', () => {
       const all = (ownerId: string, parentId: string | null) =>
         store.listFolders({ ownerId, parentId, page: 1, limit: 1000 })

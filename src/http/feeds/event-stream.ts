@@ -1,4 +1,5 @@
-import type { OutgoingHttpHeaders } from 'node:http'
+import type { EventEmitter } from 'node:events'
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { recordHijackedRequest } from '../plugins/request-completion.js'
 import { beatEvery } from './heartbeats.js'
@@ -58,6 +59,29 @@ export function eventFrame(event: string, data: string, id?: string): Buffer {
   return Buffer.from(`${head}data: ${lines.join('\ndata: ')}\n\n`)
 }
 
+const CRLF = Buffer.from('\r\n')
+/** Each frame as one HTTP/1.1 chunk, made once for every stream that sends that frame. */
+const chunks = new WeakMap<Uint8Array, Buffer>()
+
+/**
+ * Writes `frame` on `res`; returns null when more may follow at once, else what to wait for
+ * ('drain'). On a chunked response the frame goes to the socket as one prepared chunk
+ * (size line, bytes, CRLF: the bytes Node's own chunked write makes), so the many streams
+ * one commit wakes share one buffer and each costs one socket write, not the response's
+ * framing and a cork per stream. The headers and the `retry:` line went through `res`
+ * before, so the order on the socket is kept.
+ */
+function writeFrame(res: ServerResponse, frame: Uint8Array): EventEmitter | null {
+  const socket = res.socket
+  if (!res.chunkedEncoding || !res.headersSent || socket === null) return res.write(frame) ? null : res
+  let chunk = chunks.get(frame)
+  if (chunk === undefined) {
+    chunk = Buffer.concat([Buffer.from(`${frame.length.toString(16)}\r\n`), frame, CRLF])
+    chunks.set(frame, chunk)
+  }
+  return socket.write(chunk) ? null : socket
+}
+
 /**
  * Whether the Accept header asks for an event stream: it names `text/event-stream` with a
  * q above 0 (what EventSource sends). `*\/*` alone does not: a plain client keeps its JSON.
@@ -94,7 +118,7 @@ export function streamEvents(
     ended = true
     stopHeartbeat?.()
     res.off('close', onClose)
-    res.off('drain', pull)
+    draining?.off('drain', drained)
     source.stop()
     if (!res.writableEnded && !control.gone) res.end()
     // Fastify records a request when its response finishes; a stream the client closed never does.
@@ -105,14 +129,21 @@ export function streamEvents(
     finish()
   }
   const pull = () => source.next(control, deliver)
+  /** where a write said to wait (the socket or the response), until it drains */
+  let draining: EventEmitter | null = null
   const deliver = (step: NextFrame) => {
     if (ended) return
     if (step === null || control.gone) return finish()
-    const flowing = res.write(step.frame)
+    const full = writeFrame(res, step.frame)
     if (step.last) return finish()
     // Backpressure: a slow reader holds its own frames, not the process's memory.
-    if (flowing) pull()
-    else res.once('drain', pull)
+    if (full === null) return pull()
+    draining = full
+    full.once('drain', drained)
+  }
+  const drained = () => {
+    draining = null
+    pull()
   }
   res.once('close', onClose)
   reply.hijack()

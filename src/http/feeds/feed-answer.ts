@@ -10,6 +10,7 @@ import { CLIENT_GONE } from './client-gone.js'
 import { acceptsEventStream, type EventStreamOptions } from './event-stream.js'
 import { feedProblem } from './feed-problems.js'
 import { followAsStream } from './feed-stream.js'
+import { SessionLookups } from './session-lookups.js'
 import type { ParameterRules } from '../../schemas/parameter-rules.js'
 import { problems } from '../problems.js'
 import { JSON_CONTENT_TYPE, serializedText } from '../serialized.js'
@@ -32,18 +33,18 @@ export function feedResponses(ok: TSchema) {
 }
 
 /**
- * The session of an authenticated request as a feed checks it after a read: read again by
- * the arrival's one-statement lookup.
+ * The session of an authenticated request as a feed checks it after a read: read again as on
+ * arrival, with the other checks of the same turn in one statement (session-lookups.ts).
  */
-function feedSession(store: Pick<ServingStore, 'findSessionUser'>, request: FastifyRequest): FeedSession {
+function feedSession(lookups: SessionLookups, request: FastifyRequest): FeedSession {
   const id = authenticatedSessionId(request)
-  return { id, lookup: () => store.findSessionUser(id, Date.now()) }
+  return { id, lookup: () => lookups.find(id) }
 }
 
 /** What a feed route answers with: its feed, the session store, its 400 texts, its streams. */
 export interface FeedRoute<R extends FeedRequest, B extends FeedBody> {
   feed: Feed<R, B>
-  store: Pick<ServingStore, 'findSessionUser'>
+  store: Pick<ServingStore, 'findSessionUser' | 'findSessionUsers'>
   /** the feed's parameter texts, so a bad cursor's 400 says where that feed's cursors come from */
   rules: ParameterRules
   eventStream: EventStreamOptions
@@ -73,6 +74,7 @@ export function feedAnswerer<R extends FeedRequest, B extends FeedBody>(
     return text
   }
   const draining = () => app.drainState.draining
+  const lookups = new SessionLookups(store)
   /** One answer, held while the feed waits (or the 503 while draining). */
   const answerOnce = async (request: FastifyRequest, reply: FastifyReply, asked: R): Promise<unknown> => {
     if (draining()) throw problems.shuttingDown()
@@ -84,7 +86,7 @@ export function feedAnswerer<R extends FeedRequest, B extends FeedBody>(
     try {
       const result = await feed.follow(request.sessionUser, asked, {
         signal: gone.signal,
-        session: feedSession(store, request),
+        session: feedSession(lookups, request),
       })
       if (result.outcome !== 'answer') throw feedProblem(result, rules)
       return reply
@@ -102,7 +104,7 @@ export function feedAnswerer<R extends FeedRequest, B extends FeedBody>(
       ? followAsStream(request, reply, {
           feed,
           asked,
-          session: feedSession(store, request),
+          session: feedSession(lookups, request),
           rules,
           serialize: (body) => serialize(reply, body),
           draining,

@@ -173,15 +173,15 @@ export class PostgresStore implements Store {
 
   async findSessionUser(sessionId: string, now: number): Promise<SessionUser | null> {
     if (!isStoredId(sessionId)) return null
-    const row = await this.sessions.find(sessionId)
-    if (row === undefined || (row.expires_at !== null && Number(row.expires_at) <= now)) return null
-    return {
-      id: row.id,
-      username: row.username,
-      avatar_url: row.avatar_url,
-      is_suspended: row.is_suspended,
-      generation: Number(row.generation),
-    }
+    return sessionUserOf(await this.sessions.find(sessionId), now)
+  }
+
+  async findSessionUsers(sessionIds: readonly string[], now: number): Promise<(SessionUser | null)[]> {
+    const ids = sessionIds.filter(isStoredId)
+    if (ids.length === 0) return sessionIds.map(() => null)
+    const { rows } = await this.db.query<RawSessionRow>({ ...SESSION_USERS, values: [ids] }, READ)
+    const byId = new Map(rows.map((row) => [row.session_id, row]))
+    return sessionIds.map((id) => sessionUserOf(byId.get(id), now))
   }
 
   /** `statement` on a replica that has replayed `minGeneration`, else on the primary. */
@@ -585,4 +585,16 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     throw error instanceof StoreUnavailableError ? error : cannotConnect(connections.target, error)
   }
   return store
+}
+
+/** A session's row as the session lookups return it: its user, or null once expired at `now` (or none). */
+function sessionUserOf(row: RawSessionRow | undefined, now: number): SessionUser | null {
+  if (row === undefined || (row.expires_at !== null && Number(row.expires_at) <= now)) return null
+  return {
+    id: row.id,
+    username: row.username,
+    avatar_url: row.avatar_url,
+    is_suspended: row.is_suspended,
+    generation: Number(row.generation),
+  }
 }

@@ -22,6 +22,8 @@ export type SessionRow = [
   frozen: number,
   generation: number,
 ]
+/** A {@link SessionRow} of many sessions' lookup, after the session's id. */
+export type SessionUsersRow = [sessionId: string, ...SessionRow]
 /** The columns of each listing order, the sort key first (docs/api.md "Order"). */
 const ORDER_COLUMNS: Record<ListingOrder, string[]> = {
   name: ['name', 'created_at', 'id'],
@@ -92,6 +94,8 @@ export function prepareChangeStatements(db: Database.Database): ChangeStatements
 /** Statement compilation costs more than the listing queries themselves: compile once. */
 export interface HotStatements {
   sessionUser: Database.Statement
+  /** the same for a JSON array of session ids, each row after its session's id */
+  sessionUsers: Database.Statement
   liveChildCount: Database.Statement
   rootFolderCount: Database.Statement
   pages: Record<ListingOrder, { children: PageStatements; root: PageStatements }>
@@ -153,6 +157,14 @@ export function prepareHotStatements(db: Database.Database): HotStatements {
         `SELECT u.id, u.username, u.avatar_url, u.is_suspended, u.listing_generation
          FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.id = ? AND (s.expires_at IS NULL OR s.expires_at > ?)`,
+      )
+      .raw(),
+    // Sessions, now: sessionUser for each id of a JSON array (a wake's session checks).
+    sessionUsers: db
+      .prepare(
+        `SELECT s.id, u.id, u.username, u.avatar_url, u.is_suspended, u.listing_generation
+         FROM sessions s JOIN users u ON u.id = s.user_id
+        WHERE s.id IN (SELECT value FROM json_each(?)) AND (s.expires_at IS NULL OR s.expires_at > ?)`,
       )
       .raw(),
     // One lookup answers both "is the parent a live folder of this owner?" and `total`.

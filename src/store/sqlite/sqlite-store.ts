@@ -60,6 +60,7 @@ import {
   type PageRow,
   type Row,
   type SessionRow,
+  type SessionUsersRow,
 } from './sqlite-statements.js'
 
 function toUser(row: Row): UserRecord {
@@ -121,9 +122,15 @@ export class SqliteStore implements Store {
   findSessionUser(sessionId: string, now: number): Promise<SessionUser | null> {
     return this.run(() => {
       const row = this.q.sessionUser.get(sessionId, now) as SessionRow | undefined
-      if (row === undefined) return null
-      const [id, username, avatar_url, frozen, generation] = row
-      return { id, username, avatar_url, is_suspended: frozen === 1, generation }
+      return row === undefined ? null : sessionUserOf(row)
+    })
+  }
+
+  findSessionUsers(sessionIds: readonly string[], now: number): Promise<(SessionUser | null)[]> {
+    return this.run(() => {
+      const rows = this.q.sessionUsers.all(JSON.stringify(sessionIds), now) as SessionUsersRow[]
+      const byId = new Map(rows.map(([sessionId, ...row]) => [sessionId, sessionUserOf(row)]))
+      return sessionIds.map((id) => byId.get(id) ?? null)
     })
   }
 
@@ -487,4 +494,8 @@ export class SqliteStore implements Store {
 /** Opens the file (creating its directory when told to) as a store; the caller migrates it. */
 export function openSqliteStore(path: string, settings: SqliteSettings): SqliteStore {
   return new SqliteStore(openSqliteDatabase(path, settings))
+}
+
+function sessionUserOf([id, username, avatar_url, frozen, generation]: SessionRow): SessionUser {
+  return { id, username, avatar_url, is_suspended: frozen === 1, generation }
 }

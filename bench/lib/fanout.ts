@@ -1,0 +1,438 @@
+import { randomUUID } from 'node:crypto'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { request } from 'node:http'
+import { loadavg } from 'node:os'
+import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
+import { FOLDER_TREE_PATH } from '../../src/api/paths.js'
+import { readCpuSeconds, readRss } from './process-stats.js'
+import { formatProfile, summariseProfiles } from './profile-summary.js'
+import { freePort, HOST, stopChild, type Child } from './processes.js'
+import { openRawFollowers, type FollowerKind, type RawFollowerSet } from './raw-followers.js'
+import { SERVICE_ENV, startService } from './service.js'
+
+/**
+ * `npm run bench:feed`'s fan-out phase: the tree feed followed by many clients at once, each
+ * on its own session and connection (raw sockets, bench/lib/raw-followers.ts), commits made
+ * by this process with plain SQL as another service would. Each scenario on a fresh service:
+ *
+ * - `sse`: FOLLOWERS event streams of one user, `commits` renames one after another; from
+ *   each commit to each follower's event (p50, p99), the service's CPU per follower woken,
+ *   the event loop's delay during the wakes (the service's own `nodejs_eventloop_lag_*`,
+ *   reset by a scrape just before each commit), its memory per idle stream;
+ * - `long-poll`: FOLLOWERS held requests (`wait=30`) of one user, one commit;
+ * - `many users`: two streams each of FOLLOWERS / 2 users, renames of random users at
+ *   `rate` a second for a few seconds: commit to event per commit and follower.
+ *
+ * The load generator's CPU (this process) is reported beside the service's: a generator
+ * that costs more than the service would measure itself.
+ */
+
+const log = (line: string) => process.stdout.write(`${line}\n`)
+const OWNER = 'fa000000-0000-4000-8000-000000000001'
+const FOLDERS = 20
+/** longest wait for every follower to hear of one commit */
+const RECEIPT_TIMEOUT_MS = 30_000
+const MANY_SECONDS = 10
+
+const folderId = (n: number) => `fa000001-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
+const sessionId = (n: number) => `fa000002-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
+const userId = (n: number) => `fa000003-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
+const userFolderId = (n: number) => `fa000004-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
+
+/** The owner with FOLDERS root folders and `followers` sessions; `followers / 2` users of one folder and two sessions. */
+export function writeFanoutData(file: string, followers: number): number {
+  const users: object[] = [{ id: OWNER, username: 'fanout' }]
+  const sessions: object[] = []
+  const folders: object[] = []
+  for (let i = 0; i < FOLDERS; i++) folders.push({ id: folderId(i), name: `folder ${i}`, owner_id: OWNER })
+  for (let i = 0; i < followers; i++) sessions.push({ id: sessionId(i), user_id: OWNER })
+  for (let u = 0; u < followers / 2; u++) {
+    users.push({ id: userId(u), username: `follower${u}` })
+    folders.push({ id: userFolderId(u), name: 'one', owner_id: userId(u) })
+    sessions.push({ id: sessionId(followers + 2 * u), user_id: userId(u) })
+    sessions.push({ id: sessionId(followers + 2 * u + 1), user_id: userId(u) })
+  }
+  writeFileSync(file, JSON.stringify({ users, sessions, folders }))
+  return folders.length
+}
+
+/** The users a PostgreSQL run creates (removed after it). */
+export function fanoutUsers(followers: number): string[] {
+  return [OWNER, ...Array.from({ length: followers / 2 }, (_, u) => userId(u))]
+}
+
+export interface WakeFigures {
+  scenario: 'sse' | 'long-poll' | 'many users'
+  followers: number
+  commits: number
+  /** deliveries expected (followers x commits, or per commit its user's followers) and made */
+  expected: number
+  received: number
+  failed: number
+  p50Ms: number
+  p99Ms: number
+  /** the service's CPU from each commit to its last receipt, summed */
+  serviceCpuSeconds: number
+  /** that CPU over the deliveries */
+  serviceUsPerDelivery: number
+  serviceCores: number
+  generatorCores: number
+  /** the service's event loop delay during the wakes: the worst p99 and max of any one */
+  loopLagP99Ms: number
+  loopLagMaxMs: number
+  /** resident memory per open stream or held request above the service before them */
+  rssPerFollowerKb: number
+  /** 1-minute load average before and after */
+  load: [number, number]
+}
+
+const quantile = (values: number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? Number.NaN
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+function getText(port: number, path: string, cookie?: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const headers = cookie === undefined ? {} : { cookie: `session_id=${cookie}` }
+    const req = request({ host: HOST, port, path, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+/** The service's event loop delay since the last scrape, in ms (a scrape resets prom-client's histogram). */
+async function loopLag(port: number): Promise<{ p99: number; max: number }> {
+  const { body } = await getText(port, '/metrics')
+  const value = (name: string) =>
+    Number(new RegExp(`^${name} ([0-9.e+-]+)`, 'm').exec(body)?.[1] ?? NaN) * 1000
+  return { p99: value('nodejs_eventloop_lag_p99_seconds'), max: value('nodejs_eventloop_lag_max_seconds') }
+}
+
+/** The owner's tree downloaded to its end: the cursor at its present. */
+async function presentCursor(port: number): Promise<string> {
+  let cursor: string | null = null
+  for (;;) {
+    const query: string = cursor === null ? '?limit=1000' : `?limit=1000&cursor=${cursor}`
+    const answer = await getText(port, `${FOLDER_TREE_PATH}${query}`, sessionId(0))
+    if (answer.status !== 200) throw new Error(`tree: ${answer.status} ${answer.body}`)
+    const body = JSON.parse(answer.body) as { cursor: string; has_more: boolean }
+    cursor = body.cursor
+    if (!body.has_more) return cursor
+  }
+}
+
+interface Running {
+  port: number
+  service: Child
+  profileDir: string | null
+}
+
+async function serve(
+  url: string,
+  root: string,
+  followers: number,
+  profileDir: string | null,
+): Promise<Running> {
+  const port = await freePort()
+  const env = {
+    ...process.env,
+    ...SERVICE_ENV,
+    LONG_POLL_MAX_WAITERS: String(followers + 100),
+    LONG_POLL_PER_SESSION: '4',
+    MAX_CONNECTIONS: String(2 * followers + 100),
+  }
+  if (profileDir !== null) mkdirSync(profileDir, { recursive: true })
+  const nodeArgs = profileDir === null ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir]
+  return { port, service: await startService({ root, url, port, env, nodeArgs }), profileDir }
+}
+
+/** Waits until `done()` or `ms` passed; true when done. */
+async function until(done: () => boolean, ms: number): Promise<boolean> {
+  const end = performance.now() + ms
+  while (!done()) {
+    if (performance.now() > end) return false
+    await sleep(5)
+  }
+  return true
+}
+
+/** The wakes of one scenario: each commit, then every follower that must hear of it, timed. */
+class WakeMeter {
+  delays: number[] = []
+  serviceCpu = 0
+  generatorCpu = 0
+  elapsed = 0
+  lagP99 = 0
+  lagMax = 0
+  /** monotonic µs of each wake's start and end, for the profile's window */
+  windows: [number, number][] = []
+
+  constructor(
+    private readonly port: number,
+    private readonly pid: number,
+  ) {}
+
+  async wake(commit: () => Promise<void>, heard: () => boolean): Promise<number> {
+    await loopLag(this.port)
+    const generator = process.cpuUsage()
+    const service = readCpuSeconds(this.pid) ?? NaN
+    const from = process.hrtime.bigint()
+    const committed = performance.now()
+    await commit()
+    await until(heard, RECEIPT_TIMEOUT_MS)
+    const elapsed = (performance.now() - committed) / 1000
+    this.windows.push([Number(from / 1000n), Number(process.hrtime.bigint() / 1000n)])
+    const used = process.cpuUsage(generator)
+    this.generatorCpu += (used.user + used.system) / 1e6
+    this.serviceCpu += (readCpuSeconds(this.pid) ?? NaN) - service
+    this.elapsed += elapsed
+    const lag = await loopLag(this.port)
+    this.lagP99 = Math.max(this.lagP99, lag.p99)
+    this.lagMax = Math.max(this.lagMax, lag.max)
+    return committed
+  }
+}
+
+function figures(
+  scenario: WakeFigures['scenario'],
+  meter: WakeMeter,
+  set: RawFollowerSet,
+  counts: { followers: number; commits: number; expected: number; rssPerFollowerKb: number; load: number },
+): WakeFigures {
+  const received = meter.delays.length
+  return {
+    scenario,
+    followers: counts.followers,
+    commits: counts.commits,
+    expected: counts.expected,
+    received,
+    failed: set.failed,
+    p50Ms: quantile(meter.delays, 0.5),
+    p99Ms: quantile(meter.delays, 0.99),
+    serviceCpuSeconds: meter.serviceCpu,
+    serviceUsPerDelivery: (meter.serviceCpu / Math.max(1, received)) * 1e6,
+    serviceCores: meter.serviceCpu / meter.elapsed,
+    generatorCores: meter.generatorCpu / meter.elapsed,
+    loopLagP99Ms: meter.lagP99,
+    loopLagMaxMs: meter.lagMax,
+    rssPerFollowerKb: counts.rssPerFollowerKb,
+    load: [counts.load, loadavg()[0] ?? NaN],
+  }
+}
+
+async function rename(sql: RawSql, id: string): Promise<void> {
+  await sql.run('UPDATE folders SET name = ? WHERE id = ?', `wake ${randomUUID()}`, id)
+}
+
+/** Every follower of the one owner over `kind`, `commits` renames (one for long-poll). */
+async function oneUser(
+  running: Running,
+  sql: RawSql,
+  kind: FollowerKind,
+  followers: number,
+  commits: number,
+): Promise<{ figures: WakeFigures; meter: WakeMeter }> {
+  const { port, service } = running
+  const load = loadavg()[0] ?? NaN
+  const cursor = await presentCursor(port)
+  await sleep(1000)
+  const idleRss = readRss(service.pid) ?? NaN
+  const path = `${FOLDER_TREE_PATH}?cursor=${cursor}${kind === 'long-poll' ? '&wait=30' : ''}`
+  // Per follower, the time it heard of each commit: index = events seen - 1 (SSE's first is the answer on arrival).
+  const heardAt: number[][] = Array.from({ length: followers }, () => [])
+  const set = await openRawFollowers({
+    port,
+    kind,
+    requests: Array.from({ length: followers }, (_, i) => ({ path, sessionId: sessionId(i) })),
+    onSeen: (i, _count, at) => void heardAt[i]?.push(at),
+  })
+  const first = kind === 'sse' ? 1 : 0
+  // Set up: every stream had its first event; held requests had time to park.
+  if (kind === 'sse') await until(() => set.followers.every((f) => f.seen >= 1 || f.failed), 120_000)
+  await sleep(kind === 'sse' ? 3000 : 8000)
+  if (kind === 'long-poll' && set.followers.some((f) => f.seen > 0))
+    throw new Error('answered before a change')
+  const rssPerFollowerKb = ((readRss(service.pid) ?? NaN) - idleRss) / 1024 / followers
+  const meter = new WakeMeter(port, service.pid)
+  const times = kind === 'sse' ? commits : 1
+  for (let k = 0; k < times; k++) {
+    const committed = await meter.wake(
+      () => rename(sql, folderId(k % FOLDERS)),
+      () => set.followers.every((f) => f.seen >= first + k + 1 || f.failed),
+    )
+    for (const at of heardAt) {
+      const heard = at[first + k]
+      if (heard !== undefined) meter.delays.push(heard - committed)
+    }
+    await sleep(1000)
+  }
+  set.close()
+  if (set.failed > 0)
+    log(
+      `  ${set.failed} ${kind} followers failed (first: ${set.firstFailure}); the service said:\n${service.output().slice(-2000)}`,
+    )
+  return {
+    figures: figures(kind, meter, set, {
+      followers,
+      commits: times,
+      expected: followers * times,
+      rssPerFollowerKb,
+      load,
+    }),
+    meter,
+  }
+}
+
+/** Two streams for each of followers / 2 users; renames of random users at `rate` a second. */
+async function manyUsers(
+  running: Running,
+  sql: RawSql,
+  followers: number,
+  rate: number,
+): Promise<WakeFigures> {
+  const { port, service } = running
+  const load = loadavg()[0] ?? NaN
+  const users = followers / 2
+  const idleRss = readRss(service.pid) ?? NaN
+  // Per user, the times of its commits; per follower, how many of them it has heard of.
+  const commitsOf: number[][] = Array.from({ length: users }, () => [])
+  const heardOf = new Array<number>(followers).fill(0)
+  const delays: number[] = []
+  const set = await openRawFollowers({
+    port,
+    kind: 'sse',
+    // No cursor: the first event is the user's tree, then its changes.
+    requests: Array.from({ length: followers }, (_, i) => ({
+      path: FOLDER_TREE_PATH,
+      sessionId: sessionId(followers + i),
+    })),
+    onSeen: (i, count, at) => {
+      if (count < 2) return
+      const commits = commitsOf[Math.floor(i / 2)] ?? []
+      let heard = heardOf[i] ?? 0
+      for (; heard < commits.length && (commits[heard] ?? Infinity) < at; heard++)
+        delays.push(at - (commits[heard] ?? at))
+      heardOf[i] = heard
+    },
+  })
+  await until(() => set.followers.every((f) => f.seen >= 1 || f.failed), 120_000)
+  await sleep(3000)
+  const rssPerFollowerKb = ((readRss(service.pid) ?? NaN) - idleRss) / 1024 / followers
+  const meter = new WakeMeter(port, service.pid)
+  let expected = 0
+  let commits = 0
+  await meter.wake(
+    async () => {
+      const start = performance.now()
+      // Paced in ticks of 10 ms, each its share of the rate, each rename its own transaction.
+      for (let tick = 0; performance.now() - start < MANY_SECONDS * 1000; tick++) {
+        const due = Math.floor(((performance.now() - start) / 1000) * rate) - commits
+        for (let n = 0; n < due; n++) {
+          const u = Math.floor(Math.random() * users)
+          // a user's earlier commit still unheard by its followers would merge with this one
+          const last = commitsOf[u]?.at(-1)
+          if (last !== undefined && heardOf[2 * u] !== commitsOf[u]?.length) continue
+          commitsOf[u]?.push(performance.now())
+          await rename(sql, userFolderId(u))
+          commits++
+          expected += 2
+        }
+        await sleep(10)
+      }
+    },
+    () => delays.length >= expected - 2 * set.failed,
+  )
+  meter.delays = delays
+  set.close()
+  if (set.failed > 0) log(`  ${set.failed} many-user followers failed (first: ${set.firstFailure})`)
+  return figures('many users', meter, set, { followers, commits, expected, rssPerFollowerKb, load })
+}
+
+/**
+ * The stage of a wake a profiled function belongs to, by its module: the reads (the feed and
+ * the store's statements, session checks included: one adapter call serves both), cursors,
+ * serialisation, socket writes, the wake's own bookkeeping (watcher, streams, promises), GC.
+ */
+function wakeStage(url: string, name: string): string {
+  if (name === '(garbage collector)') return 'garbage collection'
+  if (
+    /^(writev|write|writeBuffer)$/.test(name) ||
+    /_http_outgoing|streams\/writable|node:net|stream_base/.test(url)
+  )
+    return 'socket writes'
+  if (/\/store\/|better-sqlite3|node_modules\/pg|session-lookups|session-recheck|\/auth\.js/.test(url))
+    return 'store: reads and session checks'
+  if (/\/tokens\/|crypto/.test(url)) return 'cursors (seal, open)'
+  if (/folder-json|folder-tree-json|serialized/.test(url) || name === 'eventFrame') return 'serialisation'
+  if (/tree-feed|changes-feed|shared-reads|\/feed\/feed\.js/.test(url)) return 'feed: answer from rows'
+  if (
+    /watcher|feed-stream|event-stream|held-request|heartbeats/.test(url) ||
+    /^(runMicrotasks|processTicksAndRejections)$/.test(name)
+  )
+    return 'wake: watcher, streams, promises'
+  return 'other'
+}
+
+export interface FanoutSettings {
+  root: string
+  url: string
+  followers: number
+  commits: number
+  rate: number
+  /** where to write the service's CPU profile of the SSE scenario (null: none) */
+  profileDir: string | null
+}
+
+export async function runFanout(settings: FanoutSettings): Promise<WakeFigures[]> {
+  const { root, url, followers, commits, rate, profileDir } = settings
+  const sql = await openRawSql(url)
+  const results: WakeFigures[] = []
+  try {
+    for (const kind of ['sse', 'long-poll'] as const) {
+      const running = await serve(url, root, followers, kind === 'sse' ? profileDir : null)
+      try {
+        const { figures: wake, meter } = await oneUser(running, sql, kind, followers, commits)
+        results.push(wake)
+        report(wake)
+        if (running.profileDir !== null) {
+          await stopChild(running.service)
+          const summary = summariseProfiles(running.profileDir, 25, meter.windows, wakeStage)
+          if (summary !== null) log(formatProfile(summary))
+        }
+      } finally {
+        await stopChild(running.service)
+      }
+    }
+    if (rate > 0) {
+      const running = await serve(url, root, followers, null)
+      try {
+        const wake = await manyUsers(running, sql, followers, rate)
+        results.push(wake)
+        report(wake)
+      } finally {
+        await stopChild(running.service)
+      }
+    }
+  } finally {
+    await sql.close()
+  }
+  return results
+}
+
+function report(w: WakeFigures): void {
+  log(
+    `  tree ${w.scenario}, ${w.followers} followers, ${w.commits} commits: ${w.received} of ${w.expected} deliveries, ${w.failed} failed; load ${w.load[0].toFixed(1)} -> ${w.load[1].toFixed(1)}`,
+  )
+  log(
+    `    commit to delivery p50 ${w.p50Ms.toFixed(0)} ms, p99 ${w.p99Ms.toFixed(0)} ms; service ${w.serviceCpuSeconds.toFixed(2)} CPU s, ${w.serviceUsPerDelivery.toFixed(1)} us a delivery, ${w.serviceCores.toFixed(2)} cores; generator ${w.generatorCores.toFixed(2)} cores`,
+  )
+  log(
+    `    event loop delay during the wakes: p99 ${w.loopLagP99Ms.toFixed(1)} ms, max ${w.loopLagMaxMs.toFixed(1)} ms; memory ${w.rssPerFollowerKb.toFixed(1)} KB a follower`,
+  )
+}

@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { ChangeWatcher, WAKE_SLICE, type WaitEnd } from '../../src/feed/watcher.js'
+import { SHARED_READ_MS, SharedReads } from '../../src/feed/shared-reads.js'
+
+/**
+ * A wake of many followers in slices of the event loop, and the reads the followers of one
+ * wake share: counted, not timed.
+ */
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+describe('a wake in slices', () => {
+  it('wakes at most WAKE_SLICE followers in one turn of the loop, each once, none taken back', async () => {
+    let generation = 1
+    const store = {
+      ownerGenerations: (ids: readonly string[]) =>
+        Promise.resolve(new Map(ids.map((id) => [id, generation]))),
+    }
+    const total = 3 * WAKE_SLICE + 7
+    const watcher = new ChangeWatcher(store, { intervalMs: 5, maxWaiters: total, maxPerHolder: total })
+    const woken: WaitEnd[][] = Array.from({ length: total }, () => [])
+    const unparks: (() => void)[] = []
+    for (let i = 0; i < total; i++) {
+      const hold = watcher.hold(`s${i}`)
+      assert.ok(hold !== null)
+      unparks.push(hold.park('owner', 1, Date.now() + 60_000, (end) => woken[i]?.push(end)))
+    }
+    // Per turn of the loop (one setImmediate callback after another), the followers woken in it.
+    const perTurn: number[] = []
+    let counted = 0
+    const count = () => woken.reduce((sum, ends) => sum + ends.length, 0)
+    let turns = 0
+    const watch = () => {
+      const now = count()
+      if (now > counted) perTurn.push(now - counted)
+      counted = now
+      if (now < total - 1 && turns++ < 10_000) setImmediate(watch)
+    }
+    setImmediate(watch)
+    generation = 2
+    watcher.nudge('owner')
+    // Taken back after the wake began: the client of the last follower left.
+    setImmediate(() => unparks[total - 1]?.())
+    for (let waited = 0; count() < total - 1 && waited < 200; waited++) await sleep(5)
+    await sleep(20)
+    assert.equal(count(), total - 1, 'every follower but the one taken back was woken')
+    assert.deepEqual(woken[total - 1], [], 'the record taken back was not woken')
+    for (const ends of woken.slice(0, total - 1)) assert.deepEqual(ends, ['changed'])
+    assert.ok(perTurn.length >= 4, `turns: ${perTurn.join(', ')}`)
+    for (const n of perTurn) assert.ok(n <= WAKE_SLICE, `${n} followers woken in one turn`)
+    watcher.close()
+  })
+})
+
+describe('shared reads', () => {
+  it('one read per key for every follower asking, kept after it settled, a failed one forgotten', async () => {
+    const reads = new SharedReads<{ n: number }>()
+    let made = 0
+    const read = () => Promise.resolve({ n: ++made })
+    const first = reads.share('a 7', read)
+    const second = reads.share('a 7', read)
+    assert.equal(await first, await second, 'the same answer object')
+    await sleep(1)
+    assert.equal(await reads.share('a 7', read), await first, 'a later slice of the wake finds it')
+    assert.equal(made, 1)
+    await reads.share('a 8', read)
+    assert.equal(made, 2, 'another generation reads again')
+    const failing = reads.share('b 1', () => Promise.reject(new Error('outage')))
+    await assert.rejects(failing)
+    assert.equal((await reads.share('b 1', read)).n, 3, 'after a failure the next follower reads again')
+  })
+
+  it('forgets a read SHARED_READ_MS after it began', async (t) => {
+    t.mock.timers.enable({ apis: ['Date'], now: 1_000_000 })
+    const reads = new SharedReads<number>()
+    let made = 0
+    const read = () => Promise.resolve(++made)
+    await reads.share('k', read)
+    t.mock.timers.tick(SHARED_READ_MS - 1)
+    await reads.share('k', read)
+    assert.equal(made, 1)
+    t.mock.timers.tick(1)
+    await reads.share('k', read)
+    assert.equal(made, 2)
+  })
+})
