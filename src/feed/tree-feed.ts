@@ -10,17 +10,10 @@ import {
   type SessionUser,
 } from '../store/store.js'
 import type { AnswerEntry } from '../store/tree-answer.js'
-import { changesRequest, type ChangesRequest } from './changes-feed.js'
-import {
-  holdUntilChanged,
-  readOnce,
-  type HeldRead,
-  type HoldOptions,
-  type HoldRefusal,
-  type Idle,
-} from './held-request.js'
+import { feedFolderId, feedRequest, HeldFeed, type FeedOutcome, type FeedRequest } from './feed.js'
+import type { HeldRead } from './held-request.js'
 import { treeBinding, type TreeCursor, type TreeCursors } from '../tokens/tree-cursor.js'
-import type { ChangeWatcher, Hold } from './watcher.js'
+import type { ChangeWatcher } from './watcher.js'
 
 /**
  * The folder tree feed (docs/api.md "Folder tree"), knowing nothing of HTTP. Each answer is
@@ -32,23 +25,17 @@ import type { ChangeWatcher, Hold } from './watcher.js'
  * that keep holding while the log holds nothing for this tree (changes outside it).
  */
 
-export interface TreeRequest extends Omit<ChangesRequest, 'parentId'> {
+/** What a tree request asks for, after validation (a null cursor: a new download). */
+export interface TreeRequest extends FeedRequest {
   /** null: the user's root */
   rootId: string | null
 }
 
-/** Validation is the changes feed's: `root` is checked and normalised as its `folder_id`. */
-export function treeRequest({ root, ...rest }: TreeQueryString): TreeRequest {
-  const { parentId, ...request } = changesRequest({ ...rest, folder_id: root })
-  return { ...request, rootId: parentId }
+export function treeRequest({ root, ...query }: TreeQueryString): TreeRequest {
+  return { rootId: feedFolderId(root), ...feedRequest(query) }
 }
 
-export type TreeOutcome =
-  | { outcome: 'answer'; body: FolderTreeBody }
-  | { outcome: 'parent-not-found' }
-  | { outcome: 'cursor-invalid' }
-  | { outcome: 'expired' }
-  | HoldRefusal
+export type TreeOutcome = FeedOutcome<FolderTreeBody>
 
 /**
  * Reads per answer at most: a log of rows that add no entry (changes outside the tree,
@@ -62,38 +49,22 @@ type Read =
   | { outcome: 'expired' }
   | { outcome: 'read'; body: FolderTreeBody; idle: boolean; present: ChangePosition; cursor: TreeCursor }
 
-export class TreeFeed {
+export class TreeFeed extends HeldFeed<TreeRequest, FolderTreeBody> {
   constructor(
     private readonly store: Pick<ServingStore, 'readTree'>,
     private readonly sealers: DeploymentSealers,
-    private readonly watcher: ChangeWatcher,
-  ) {}
-
-  /**
-   * A place among the process's held requests for a caller that holds one throughout (an
-   * event stream of session `holder`), or null past the process's or the session's bound.
-   */
-  hold(holder: string): Hold | null {
-    return this.watcher.hold(holder)
+    watcher: ChangeWatcher,
+  ) {
+    super(watcher)
   }
 
-  /** The answer for `user`'s tree below `request.rootId`, held up to `request.wait` seconds. */
-  async follow(user: SessionUser, request: TreeRequest, options: HoldOptions): Promise<TreeOutcome> {
-    const held = await this.heldRead(user, request)
-    return 'read' in held ? holdUntilChanged(this.watcher, held, options) : held
-  }
-
-  /** One read for a caller that parks itself (held-request.ts readOnce). */
-  async step(user: SessionUser, request: TreeRequest, wokenAt: number | null): Promise<TreeOutcome | Idle> {
-    const held = await this.heldRead(user, request)
-    return 'read' in held ? readOnce(held, wokenAt) : held
-  }
-
-  private async heldRead(
+  /** The reads of `user`'s tree below `request.rootId`. */
+  protected async heldRead(
     user: SessionUser,
     request: TreeRequest,
+    readOnce: boolean,
   ): Promise<HeldRead<TreeOutcome> | { outcome: 'expired' } | { outcome: 'cursor-invalid' }> {
-    const { rootId, cursor, limit, wait } = request
+    const { rootId, cursor, limit } = request
     const cursors = (await this.sealers.get()).tree
     const binding = treeBinding(user.id, rootId)
     let from: TreeCursor | null = null
@@ -114,12 +85,12 @@ export class TreeFeed {
     let sealed = cursor ?? ''
     return {
       user,
-      wait: from === null ? 0 : wait,
+      readOnce,
       parkedAt: caughtUp ? user.generation : null,
       read: async (minGeneration) => {
         const read = await this.read(user.id, rootId, from, limit, minGeneration, cursors, binding)
         if (read.outcome !== 'read') return { send: read }
-        if (!read.idle || wait === 0) return { send: { outcome: 'answer', body: read.body } }
+        if (!read.idle || readOnce) return { send: { outcome: 'answer', body: read.body } }
         from = read.cursor
         sealed = read.body.cursor
         return { nothing: read.present.generation }
