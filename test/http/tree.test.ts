@@ -327,6 +327,20 @@ for (const backend of allBackends()) {
         )
       })
 
+      it('two subtrees that come back within one answer both come back whole', async () => {
+        const { root, a, a1, b, cursor } = await followed()
+        const b1 = await folder(b, 'b1')
+        const outside = await folder(null, 'outside')
+        const { cursor: away } = await drain(root, cursor, 10)
+        for (const id of [a, b]) await t.sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', outside, id)
+        const { cursor: out } = await drain(root, away, 10)
+        for (const id of [a, b]) await t.sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', root, id)
+        const upserted = (await drain(root, out, 10)).entries.flatMap((e) =>
+          e.type === 'upsert' ? [e.folder.id] : [],
+        )
+        assert.deepEqual(upserted.sort(), [a, a1, b, b1].sort())
+      })
+
       it('a backlog of 2,000 single-row commits is caught up in answers of limit entries', async () => {
         const { root, cursor } = await followed()
         for (let i = 0; i < 2000; i++) await folder(root, `n${i}`)
