@@ -10,6 +10,17 @@ const HTTP_MODULES = {
 }
 
 /**
+ * The feeds as outcomes (src/feed/) are served by their HTTP half alone (src/http/feeds/);
+ * the routes, app.ts and the process wire them. No other module of src/http/, and nothing
+ * below the feeds, imports them (docs/design.md).
+ */
+const FEED_MODULES = {
+  group: ['**/feed/*'],
+  message:
+    'Only src/http/feeds/ serves src/feed/: what both need lives in src/tokens, src/schemas or src/api.',
+}
+
+/**
  * A migration is history (src/store/sqlite/migrations/index.ts): only each backend's runner
  * reads the steps, and live SQL has its own modules (change-log-sql.ts).
  */
@@ -56,27 +67,33 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [MIGRATION_STEPS] }] },
   },
   {
-    // The listing, the change feed and the Store return outcomes as values; only the routes
-    // and src/http know paths, problems, headers and Fastify (docs/design.md).
-    files: ['src/listing/**', 'src/feed/**', 'src/store/**', 'src/import/**'],
-    rules: outsideHttp(MIGRATION_STEPS),
+    // The listing, the feeds, the Store, the import, the tokens and the schemas know no HTTP:
+    // they return outcomes as values; only the routes and src/http know paths, problems,
+    // headers and Fastify (docs/design.md). The listing and the feeds stand side by side on
+    // src/tokens and src/schemas: neither imports the other.
+    files: ['src/listing/**', 'src/store/**', 'src/import/**', 'src/tokens/**', 'src/schemas/**'],
+    rules: outsideHttp(MIGRATION_STEPS, FEED_MODULES),
   },
-  // The listing and the feeds stand side by side on src/tokens and src/schemas: neither
-  // imports the other (docs/design.md).
-  ...[
-    ['listing', 'feed'],
-    ['feed', 'listing'],
-  ].map(([from, other]) => ({
-    files: [`src/${from}/**`],
+  {
+    files: ['src/feed/**'],
     rules: outsideHttp(MIGRATION_STEPS, {
-      group: [`**/${other}/*`],
-      message: `src/${from} does not import src/${other}: what both need lives in src/tokens or src/schemas.`,
+      group: ['**/listing/*'],
+      message: 'src/feed does not import src/listing: what both need lives in src/tokens or src/schemas.',
     }),
-  })),
+  },
+  {
+    // In src/http/, only the feeds' room serves the feeds.
+    files: ['src/http/**'],
+    ignores: ['src/http/feeds/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [MIGRATION_STEPS, FEED_MODULES] }] },
+  },
   {
     // Each backend's runner, the one reader of its steps' list.
     files: ['src/store/sqlite/sqlite-migrations.ts', 'src/store/postgres/postgres-migrations.ts'],
-    rules: outsideHttp({ ...MIGRATION_STEPS, group: [...MIGRATION_STEPS.group, '!./migrations/index.js'] }),
+    rules: outsideHttp(
+      { ...MIGRATION_STEPS, group: [...MIGRATION_STEPS.group, '!./migrations/index.js'] },
+      FEED_MODULES,
+    ),
   },
   {
     // A step is history: its SQL is written out in it, never taken from code that can change.

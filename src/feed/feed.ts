@@ -12,10 +12,11 @@ import {
 import type { ChangeWatcher, Hold } from './watcher.js'
 
 /**
- * What a feed is (docs/api.md "Changes", "The folder tree", "Push"): a log of one user's
- * folders followed on a cursor, answered once, held while nothing follows it (`wait`), or
- * read step by step by an event stream that parks itself. The changes feed and the tree
- * feed each implement {@link Feed}; the HTTP half (src/http/feeds/) serves any of them.
+ * What a feed is (docs/api.md "GET /v1/folders/changes", "GET /v1/folders/tree" and "Push
+ * (Server-Sent Events)"): a log of one user's folders followed on a cursor, answered once,
+ * held while nothing follows it (`wait`), or read step by step by an event stream that
+ * parks itself. The changes feed and the tree feed each implement {@link Feed}; the HTTP
+ * half (src/http/feeds/) serves any of them.
  */
 
 /** What every feed request carries, after validation. */
@@ -71,7 +72,10 @@ export type FeedOutcome<B extends FeedBody> = { outcome: 'answer'; body: B } | F
 
 /** What the HTTP half asks of a feed. */
 export interface Feed<R extends FeedRequest, B extends FeedBody> {
-  /** a place among the held requests for a caller that holds one throughout (an event stream of session `holder`), or null past the bounds */
+  /**
+   * A place among the held requests for a caller that holds one throughout (an event
+   * stream of session `holder`), or null past the process's or the session's bound.
+   */
   hold(holder: string): Hold | null
   /** The answer for `user`, held up to `request.wait` seconds while nothing follows the cursor. */
   follow(user: SessionUser, request: R, options: HoldOptions): Promise<FeedOutcome<B>>
