@@ -16,8 +16,7 @@ import type {
   SessionUser,
   ServingStore,
 } from '../store/store.js'
-import { changesBinding } from '../tokens/changes-cursor.js'
-import { ALL_ROWS } from '../store/store.js'
+import { ChangesLinkTokens } from '../tokens/generation-tokens.js'
 import {
   type CursorSealer,
   cursorBinding,
@@ -137,6 +136,8 @@ const CHECKPOINT_LISTINGS = 256
 export class Listings {
   /** (owner, generation, parent) -> checkpoint keys; a promise, so concurrent misses share one read */
   private readonly checkpoints = new Map<string, Promise<FolderKey[] | null>>()
+  /** the rel="changes" cursors, sealed once per folder and generation */
+  private readonly changesLinks = new ChangesLinkTokens()
 
   constructor(
     private readonly store: Pick<
@@ -217,10 +218,7 @@ export class Listings {
     const sealers = await this.sealers.get()
     // The point this page was read at, as listingKey keys it: following changes from there
     // repairs whatever changed while the client was paging (docs/api.md "Changes").
-    const changes = sealers.changes.seal(
-      { generation: user.generation, row: ALL_ROWS },
-      changesBinding(user.id, parentId),
-    )
+    const changes = this.changesLinks.cursor(sealers.changes, user.id, parentId, user.generation)
     const navigation: PageNavigation = { parentId, order, page, limit, total: result.total, changes }
     if (first !== undefined && last !== undefined) {
       const sealer = sealers.listing
