@@ -5,33 +5,25 @@ import type { TreeQueryString } from '../schemas/tree-query.js'
 import {
   ALL_ROWS,
   type ChangePosition,
-  type TreePageResult,
-  type FolderRow,
   type OwnerInfo,
   type ServingStore,
   type SessionUser,
 } from '../store/store.js'
+import type { AnswerEntry } from '../store/tree-answer.js'
 import { feedFolderId, feedRequest, HeldFeed, type FeedOutcome, type FeedRequest } from './feed.js'
 import type { HeldRead } from './held-request.js'
-import { treeBinding, type Expansion, type TreeCursor, type TreeCursors } from '../tokens/tree-cursor.js'
+import { treeBinding, type TreeCursor, type TreeCursors } from '../tokens/tree-cursor.js'
 import { SharedReads } from './shared-reads.js'
 import type { ChangeWatcher } from './watcher.js'
 
 /**
- * The folder tree feed (docs/api.md "Folder tree"), knowing nothing of HTTP. One cursor
- * first sends the tree (a subtree read in a pre-order walk, so parents first:
- * src/store/tree-walk.ts, which also argues why moves between pages lose nothing), then the
- * owner's log after the position where the download began, row by row in commit order: a
- * folder now in the tree becomes an upsert, one not in it a remove of it and its subtree,
- * and a folder that came to a new place and is in the tree (moved, undeleted, given to the
- * user) has its whole subtree sent again the same way as the download, since the client may
- * hold none of it. "In it" is as of the row: a folder reached now only through a later move
- * of an ancestor counts as out of it until that row (Store.readTreeLog). A folder or an
- * ancestor moved while a subtree was being read is logged after the position the read
- * began at, so the follow sends it again.
- *
- * Each answer is a faithful prefix of that sequence: it ends before a folder would appear a
- * second time (from another generation), so every entry may be applied in order.
+ * The folder tree feed (docs/api.md "Folder tree"), knowing nothing of HTTP. Each answer is
+ * one Store.readTree from the cursor, in one snapshot: src/store/tree-answer.ts decides its
+ * entries from the tree at the cursor's position and the tree at the answer's end, so a
+ * download under writes, a folder that comes back with its subtree and a follow that
+ * coalesces a backlog all send exactly what the client needs, and nothing for folders it
+ * does not hold. Here: the cursor sealed and opened, the entries' bodies, and held requests
+ * that keep holding while the log holds nothing for this tree (changes outside it).
  */
 
 /** What a tree request asks for, after validation (a null cursor: a new download). */
@@ -46,29 +38,24 @@ export function treeRequest({ root, ...query }: TreeQueryString): TreeRequest {
 
 export type TreeOutcome = FeedOutcome<FolderTreeBody>
 
-/** An answer's entries by folder id ('owner' for the owner), each with the generation it came from. */
-type Entries = Map<string, { entry: TreeEntry; generation: number }>
-
-/** Entries sent as part of a subtree: any log row of the same folder ends the answer. */
-const SUBTREE_GENERATION = -1
-
 /**
- * Reads per answer at most: a log of rows that add no entry (repeated username changes)
- * ends the answer with has_more rather than reading on within one request.
+ * Reads per answer at most: a log of rows that add no entry (changes outside the tree,
+ * repeated changes of the root's own row) ends the answer with has_more rather than reading
+ * on within one request.
  */
 const MAX_READS = 16
 
 type Read =
   | { outcome: 'parent-not-found' }
   | { outcome: 'expired' }
-  | { outcome: 'read'; body: FolderTreeBody; idle: boolean; present: ChangePosition }
+  | { outcome: 'read'; body: FolderTreeBody; idle: boolean; present: ChangePosition; cursor: TreeCursor }
 
 export class TreeFeed extends HeldFeed<TreeRequest, FolderTreeBody> {
   /** Reads shared by the followers one commit wakes (shared-reads.ts). */
   private readonly reading = new SharedReads<Read>()
 
   constructor(
-    private readonly store: Pick<ServingStore, 'readTreePage' | 'readTreeLog'>,
+    private readonly store: Pick<ServingStore, 'readTree'>,
     private readonly sealers: DeploymentSealers,
     watcher: ChangeWatcher,
   ) {
@@ -91,30 +78,38 @@ export class TreeFeed extends HeldFeed<TreeRequest, FolderTreeBody> {
       if (opened === null) return { outcome: 'cursor-invalid' }
       from = opened
     }
-    const start = from
     const caughtUp =
-      start !== null &&
-      start.expansion === null &&
-      start.position.generation === user.generation &&
-      start.position.row === ALL_ROWS
+      from !== null &&
+      from.expansion === null &&
+      from.position.generation === user.generation &&
+      from.position.row === ALL_ROWS
+    // A held request keeps holding while the log holds nothing for this tree: the cursor
+    // moves on past those rows (the client's tree did not change), and an answer with no
+    // entries is sent only when the wait ends.
+    let sealed = cursor ?? ''
     return {
       user,
       readOnce,
       parkedAt: caughtUp ? user.generation : null,
       read: async (minGeneration, woken) => {
-        const own = () => this.read(user.id, rootId, start, limit, minGeneration, cursors, binding)
+        const at = from
+        const own = () => this.read(user.id, rootId, at, limit, minGeneration, cursors, binding)
         // Followers woken together at the same place in the log (not within a subtree) share one read.
-        const read = await (woken && start?.expansion === null
+        const read = await (woken && at?.expansion === null
           ? this.reading.share(
-              `${user.id} ${rootId ?? ''} ${start.position.generation} ${start.position.row} ${limit} ${minGeneration}`,
+              `${user.id} ${rootId ?? ''} ${at.position.generation} ${at.position.row} ${limit} ${minGeneration}`,
               own,
             )
           : own())
         if (read.outcome !== 'read') return { send: read }
         if (!read.idle || readOnce) return { send: { outcome: 'answer', body: read.body } }
+        from = read.cursor
+        sealed = read.body.cursor
         return { nothing: read.present.generation }
       },
-      unchanged: { outcome: 'answer', body: { changes: [], cursor: cursor ?? '', has_more: false } },
+      get unchanged(): TreeOutcome {
+        return { outcome: 'answer', body: { changes: [], cursor: sealed, has_more: false } }
+      },
     }
   }
 
@@ -128,141 +123,37 @@ export class TreeFeed extends HeldFeed<TreeRequest, FolderTreeBody> {
     cursors: TreeCursors,
     binding: string,
   ): Promise<Read> {
-    const tree = { ownerId, rootId, minGeneration }
-    const entries: Entries = new Map()
-    let position = start?.position ?? null
-    let expansion: Expansion | null = start === null ? { top: null, after: null } : start.expansion
-    let owner: OwnerInfo | null = null
-    let idle = start !== null
-
-    const finish = (more: boolean, present: ChangePosition | null): Read => {
-      const changes = [...entries.values()].map(({ entry }) =>
-        entry.type === 'owner' && owner !== null ? { type: 'owner' as const, owner } : entry,
-      )
-      const at = present ?? position
-      // Unreachable: a download's first page sets the position before anything can finish.
-      if (at === null) throw new Error('a tree answer without a log position')
-      return {
-        outcome: 'read',
-        body: { changes, cursor: cursors.seal({ position: at, expansion }, binding), has_more: more },
-        idle: idle && changes.length === 0,
-        present: at,
+    let from = start
+    for (let reads = 1; ; reads++) {
+      const read = await this.store.readTree({ ownerId, rootId, minGeneration, from, limit })
+      if (read.outcome !== 'answer') return read
+      const cursor: TreeCursor = { position: read.position, expansion: read.expansion }
+      if (read.entries.length > 0 || !read.more || reads === MAX_READS) {
+        const changes = read.entries.map((entry) => treeEntry(entry, read.owner))
+        return {
+          outcome: 'read',
+          body: { changes, cursor: cursors.seal(cursor, binding), has_more: read.more },
+          idle: start !== null && changes.length === 0 && !read.more,
+          present: read.present,
+          cursor,
+        }
       }
+      from = cursor
     }
-
-    for (let reads = 0; reads < MAX_READS; reads++) {
-      const budget = limit - entries.size
-      if (budget <= 0) {
-        if (expansion !== null || position === null) return finish(true, null)
-        // Full, between a subtree's end and the log: has_more only when the log has more, so
-        // a client at the present is told so now, not after a wait.
-        const peek = await this.store.readTreeLog({ ...tree, after: position, limit: 1 })
-        if (peek.outcome !== 'log') return peek
-        return finish(peek.rows.length > 0, null)
-      }
-      if (expansion !== null) {
-        // At most once per answer: a page that reaches a folder this answer already holds is
-        // read again up to the folder before it, so the cursor is that folder's path, and
-        // the rest of the subtree comes in the next answer.
-        let want = budget
-        let page: TreePageResult
-        let cut: number
-        for (;;) {
-          page = await this.store.readTreePage({
-            ...tree,
-            subtreeOf: expansion.top,
-            after: expansion.after,
-            limit: want,
-          })
-          if (page.outcome !== 'page') return page
-          // A download begins at the position read with its first page: whatever changes
-          // after it is logged after it.
-          position ??= page.present
-          cut = page.folders.findIndex((folder) => entries.has(folder.id))
-          if (cut === -1 || cut === 0) break
-          want = cut
-        }
-        owner = page.owner
-        idle = false
-        if (cut === 0) return finish(true, null)
-        for (const folder of page.folders) {
-          entries.set(folder.id, { entry: upsert(folder, page.owner), generation: SUBTREE_GENERATION })
-        }
-        expansion.after = page.last
-        if (page.more) return finish(true, null)
-        expansion = null
-        continue
-      }
-      const log = await this.store.readTreeLog({ ...tree, after: position as ChangePosition, limit: budget })
-      if (log.outcome !== 'log') return log
-      owner = log.owner
-      for (const row of log.rows) {
-        if (row.kind === 'folder' && row.id === rootId) {
-          // The root is not in its own tree: a change of its own row sends nothing (its
-          // deletion or its leaving the user ends the follow with 404 instead).
-          position = row.position
-          continue
-        }
-        const key = row.kind === 'owner' ? 'owner' : row.id
-        const held = entries.get(key)
-        if (row.kind === 'owner') {
-          // One owner entry, filled with the owner as last read (see finish).
-          if (held === undefined) {
-            entries.set(key, {
-              entry: { type: 'owner', owner: log.owner },
-              generation: row.position.generation,
-            })
-          }
-        } else if (held === undefined) {
-          entries.set(key, { entry: entryOf(row, log.owner), generation: row.position.generation })
-        } else if (held.generation !== row.position.generation) {
-          return finish(true, null)
-        } else {
-          refine(held.entry, row)
-        }
-        position = row.position
-        idle = false
-        if (row.kind === 'folder' && row.side === 1 && row.folder !== null) {
-          // It came to a new place in the tree: the client may hold none of its subtree.
-          expansion = { top: row.id, after: null }
-          break
-        }
-      }
-      if (expansion !== null) continue
-      if (log.more) continue
-      return finish(false, log.present)
-    }
-    return finish(true, null)
   }
 }
 
-function upsert(folder: FolderRow, owner: OwnerInfo): TreeEntry {
-  return { type: 'upsert', folder: toFolderBody(folder, owner) }
-}
-
-/** A folder's entry at its first log row in an answer: its state now, in or out of the tree. */
-function entryOf(
-  row: { id: string; parentId: string | null; side: 0 | 1; folder: FolderRow | null },
-  owner: OwnerInfo,
-): TreeEntry {
-  if (row.folder === null) return { type: 'remove', id: row.id, folder_id: row.parentId }
-  const entry = upsert(row.folder, owner)
-  refine(entry, row)
-  return entry
-}
-
-/**
- * What another row of the same generation adds: an old-state row (side 0) gives the parent
- * the folder had before the change, which a remove names and a moved upsert carries as
- * previous_folder_id.
- */
-function refine(entry: TreeEntry, row: { parentId: string | null; side: 0 | 1 }): void {
-  if (row.side !== 0) return
-  if (entry.type === 'remove') entry.folder_id = row.parentId
-  else if (
-    entry.type === 'upsert' &&
-    entry.previous_folder_id === undefined &&
-    row.parentId !== entry.folder.folder_id
-  )
-    entry.previous_folder_id = row.parentId
+/** An answer's entry as the feed sends it, with the owner as read in the answer's snapshot. */
+function treeEntry(entry: AnswerEntry, owner: OwnerInfo): TreeEntry {
+  switch (entry.type) {
+    case 'owner':
+      return { type: 'owner', owner }
+    case 'remove':
+      return { type: 'remove', id: entry.id, folder_id: entry.parentId }
+    case 'upsert': {
+      const upsert: TreeEntry = { type: 'upsert', folder: toFolderBody(entry.folder, owner) }
+      if (entry.previousParent !== undefined) upsert.previous_folder_id = entry.previousParent
+      return upsert
+    }
+  }
 }

@@ -59,6 +59,7 @@ export interface FolderKey {
 export type { ListingOrder } from '../ordering/listing-orders.js'
 import type { ListingOrder } from '../ordering/listing-orders.js'
 import type { ReadRoutingStats, ReplicaRefusal } from './replica-stats.js'
+import type { Expansion, TreeAnswer } from './tree-answer.js'
 
 export interface ListFoldersQuery {
   ownerId: string
@@ -268,73 +269,24 @@ interface TreeOf {
   minGeneration?: number
 }
 
-export interface TreePageQuery extends TreeOf {
-  /**
-   * The folder whose subtree is read: null, the whole tree; otherwise a folder that should be
-   * in the tree (a folder that came back into it), whose subtree is then read
-   */
-  subtreeOf: string | null
-  /** read the folders after this one in the walk; null: from the first */
-  after: TreePath | null
-  /** most folders returned; the store reads one more to tell `more` exactly */
+export interface TreeQuery extends TreeOf {
+  /** the cursor's position and the subtree it is sending; null: a new download */
+  from: { position: ChangePosition; expansion: Expansion | null } | null
+  /** most entries */
   limit: number
 }
 
-export type TreePageResult =
+export type TreeResult =
   /** rootId is not a live folder of ownerId, or ownerId is no user: checked first */
   | { outcome: 'parent-not-found' }
-  | {
-      outcome: 'page'
-      /** in pre-order (parents first, siblings by id); none when `subtreeOf` is not in the tree now */
-      folders: FolderRow[]
-      /** the path of the last folder returned; null when none is */
-      last: TreePath | null
-      more: boolean
-      owner: OwnerInfo
-      /** the owner's generation in the same snapshot: every later change is logged after it */
-      present: ChangePosition
-    }
-
-export interface TreeLogQuery extends TreeOf {
-  after: ChangePosition
-  /** most rows returned; the store reads one more to tell `more` exactly */
-  limit: number
-}
-
-/** One log row of the owner (any parent), with its folder's current place in the tree. */
-export type TreeLogRow =
-  | { kind: 'owner'; position: ChangePosition }
-  | {
-      kind: 'folder'
-      position: ChangePosition
-      id: string
-      /** the parent the row was logged under */
-      parentId: string | null
-      /** 0: the folder's state before the change; 1: a place it was not in before (migration 010) */
-      side: 0 | 1
-      /**
-       * its current state when it is in the tree now (live, the owner's, reachable from
-       * rootId) and none of its ancestors comes to a new place (side 1) later in the log;
-       * else null. A folder reached now only through an ancestor's later move is sent with
-       * that ancestor's subtree when the follow reaches its row, or never, when the ancestor
-       * has left by then: sent earlier, a client that never held that ancestor could not
-       * remove it with it.
-       */
-      folder: FolderRow | null
-    }
-
-export type TreeLogResult =
-  | { outcome: 'parent-not-found' }
-  /** as ChangesResult's 'expired' */
+  /** as ChangesResult's 'expired'; also a position whose states the log does not hold (before migration 015) */
   | { outcome: 'expired' }
-  | {
-      outcome: 'log'
-      /** the owner's 'folder' and 'owner' rows after `after` in (generation, id) order, at most `limit` */
-      rows: TreeLogRow[]
-      more: boolean
+  | (Extract<TreeAnswer, { outcome: 'answer' }> & {
+      /** the owner's current username and avatar (for 'owner' entries and folders' owner) */
       owner: OwnerInfo
+      /** the owner's generation in the same snapshot */
       present: ChangePosition
-    }
+    })
 
 /**
  * What serving GET /v1/folders needs: the only part of the Store the HTTP app sees. Every
@@ -411,20 +363,12 @@ export interface ServingStore {
   readChanges(query: ChangesQuery): Promise<ChangesResult>
 
   /**
-   * A page of the tree of `rootId` (the live folders of the owner reachable from it, not
-   * rootId itself), or of the subtree of one folder of that tree, in (depth, id) order after
-   * `after`, with the owner and the present position, in ONE snapshot. Each call walks the
-   * subtree from its top: its cost grows with the subtree, not only with the page.
+   * One answer of the tree feed from a cursor (src/store/tree-answer.ts): the root check, the
+   * position's validity as readChanges, the entries, the owner and the present position, all
+   * in ONE snapshot (SQLite: one read transaction; PostgreSQL: one repeatable-read
+   * transaction on the primary).
    */
-  readTreePage(query: TreePageQuery): Promise<TreePageResult>
-
-  /**
-   * The owner's log rows after `after` (every parent; 'folder' and 'owner' kinds), each
-   * folder's row with its current state when it is in the tree of `rootId` now (found by
-   * walking up from it), with the root check and the position's validity as readChanges, in
-   * ONE snapshot.
-   */
-  readTreeLog(query: TreeLogQuery): Promise<TreeLogResult>
+  readTree(query: TreeQuery): Promise<TreeResult>
 
   /**
    * The current listing generation of each existing user among `ownerIds`, in one

@@ -1,4 +1,5 @@
 import type { ChangePosition, TreePath } from '../store/store.js'
+import type { Expansion } from '../store/tree-answer.js'
 import { openToken, sealToken } from './sealed-token.js'
 import { FULL_PATH_LEVELS, HEAD_LEVELS } from '../store/tree-walk.js'
 
@@ -28,12 +29,6 @@ const EARLIER_BYTES = 54
 const NONE = 0
 const WHOLE_TREE = 1
 const SUBTREE = 2
-
-/** A subtree being sent: `top` null is the whole tree; `after` null: nothing sent yet. */
-export interface Expansion {
-  top: string | null
-  after: TreePath | null
-}
 
 export interface TreeCursor {
   position: ChangePosition

@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
-import type { Store, TreePath } from '../../src/store/store.js'
+import type { Store, TreeQuery } from '../../src/store/store.js'
 import { FULL_PATH_LEVELS } from '../../src/store/tree-walk.js'
 import { allBackends } from '../helpers/databases/backends.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
 
 /**
- * The tree download's walk (src/store/tree-walk.ts) through Store.readTreePage, against a
+ * The tree download's walk (src/store/tree-walk.ts) through Store.readTree, against a
  * model: a pre-order walk, siblings by id, so parents come first, the same at every page
  * size, through a chain deeper than a cursor keeps whole; and when a folder on the cursor's
- * path is moved or deleted between two pages (plain SQL on a second connection), the rest
- * of the download is the tree as it is now from the cursor's place on: every folder after
- * the cursor's path is sent, none before it is skipped or left out.
+ * path is moved or deleted between two pages and a folder is created below it (plain SQL on
+ * a second connection), the download still sends exactly the tree as it was where it
+ * began, each folder once, in order: the follow sends the changes after that.
  */
 
 /** parent by id, for the live folders */
@@ -33,14 +33,6 @@ function pathOf(model: Model, id: string): string[] {
   const path = [id]
   for (let p = model.get(id); p !== null && p !== undefined; p = model.get(p)) path.unshift(p)
   return path
-}
-
-/** Whether path a comes after path b in the walk's order (a path comes before its extensions). */
-function after_(a: string[], b: string[]): boolean {
-  for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    if (a[i] !== b[i]) return (a[i] as string) > (b[i] as string)
-  }
-  return a.length > b.length
 }
 
 /**
@@ -99,23 +91,23 @@ for (const backend of allBackends()) {
       return id
     }
 
-    /** One page: its folders' ids and where the next resumes (null: the walk is done). */
-    async function page(owner: string, from: TreePath | null, limit: number) {
-      const read = await store.readTreePage({
-        ownerId: owner,
-        rootId: null,
-        subtreeOf: null,
-        after: from,
-        limit,
+    type From = NonNullable<TreeQuery['from']>
+
+    /** One page of a download: its folders' ids and the cursor after it (null: the walk is done). */
+    async function page(owner: string, from: From | null, limit: number) {
+      const read = await store.readTree({ ownerId: owner, rootId: null, from, limit })
+      assert.equal(read.outcome, 'answer')
+      if (read.outcome !== 'answer') throw new Error('unreachable')
+      assert.ok(read.entries.length <= limit)
+      const ids = read.entries.map((entry) => {
+        assert.equal(entry.type, 'upsert')
+        return entry.type === 'upsert' ? entry.folder.id : ''
       })
-      assert.equal(read.outcome, 'page')
-      if (read.outcome !== 'page') throw new Error('unreachable')
-      assert.ok(read.folders.length <= limit)
-      assert.equal(read.last === null, !read.more, 'a next place exactly when more follow')
-      return { ids: read.folders.map((f) => f.id), next: read.more ? read.last : null }
+      const next = read.expansion === null ? null : { position: read.position, expansion: read.expansion }
+      return { ids, next, path: read.expansion?.after ?? null }
     }
 
-    async function rest(owner: string, from: TreePath | null, limit: number): Promise<string[]> {
+    async function rest(owner: string, from: From | null, limit: number): Promise<string[]> {
       const ids: string[] = []
       let at = from
       let pages = 0
@@ -145,7 +137,7 @@ for (const backend of allBackends()) {
       for (let n = 1; n <= expected.length; n++) {
         const first = await page(owner, null, n)
         if (first.next === null) break
-        assert.equal(first.next.depth, pathOf(model, first.ids.at(-1) as string).length)
+        assert.equal(first.path?.depth, pathOf(model, first.ids.at(-1) as string).length)
         assert.deepEqual(
           [...first.ids, ...(await rest(owner, first.next, 4))],
           expected,
@@ -155,12 +147,13 @@ for (const backend of allBackends()) {
     })
 
     for (const change of ['moved to the root', 'moved under another folder', 'deleted'] as const) {
-      it(`goes on from the cursor's place when a folder on its path is ${change} between pages`, async () => {
+      it(`sends the tree as it was where the download began when a folder on its path is ${change} between pages`, async () => {
         let cases = 0
         for (let sent = 1; sent <= 25; sent++) {
           for (const pick of ['top', 'middle', 'last'] as const) {
             const owner = await user()
             const { model, r1 } = await build(sql, owner)
+            const expected = preOrder(model)
             const first = await page(owner, null, sent)
             if (first.next === null) continue
             const cursorPath = pathOf(model, first.ids.at(-1) as string)
@@ -169,25 +162,23 @@ for (const backend of allBackends()) {
             const target = cursorPath[level] as string
             if (change === 'deleted') {
               await sql.run(`UPDATE folders SET is_deleted = ${sql.true} WHERE id = ?`, target)
-              for (const id of preOrder(model, target)) model.delete(id)
-              model.delete(target)
             } else {
               const to = change === 'moved to the root' ? null : r1
               if (to === target || pathOf(model, r1).includes(target)) continue
               await sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', to, target)
-              model.set(target, to)
             }
+            // A write by another connection after the first page, and a folder created since.
+            await insertLiveFolder(sql, {
+              id: randomUUID(),
+              name: 'later',
+              parent: target,
+              owner,
+              at: Date.now(),
+            })
             cases++
-            const now = preOrder(model)
-            const remaining = await rest(owner, first.next, 2)
             const label = `${sent} sent, level ${level + 1} of ${cursorPath.length} ${change}`
-            // The tree as it is now, in order, from some place on ...
-            assert.deepEqual(remaining, now.slice(now.length - remaining.length), label)
-            // ... that place being the cursor's: every folder after its path, and (a path
-            // kept whole) nothing before it.
-            const later = now.filter((id) => after_(pathOf(model, id), cursorPath))
-            if (cursorPath.length <= FULL_PATH_LEVELS) assert.deepEqual(remaining, later, label)
-            else assert.deepEqual(remaining.slice(remaining.length - later.length), later, label)
+            // Exactly the tree at the download's position: the rest of its walk, in order.
+            assert.deepEqual([...first.ids, ...(await rest(owner, first.next, 2))], expected, label)
           }
         }
         assert.ok(cases >= 40, `${cases} cases`)

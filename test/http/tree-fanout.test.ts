@@ -45,7 +45,7 @@ for (const backend of allBackends()) {
         ),
       )
       sql = await openRawSql(opened.url)
-      counted = countingCalls(opened.store, 'readTreeLog')
+      counted = countingCalls(opened.store, 'readTree')
       batches = countingCalls(counted.store, 'findSessionUsers')
       lookups = countingCalls(batches.store, 'findSessionUser')
       app = await appOver(lookups.store, { longPollIntervalMs: 100, eventStream: { heartbeatMs: 60_000 } })

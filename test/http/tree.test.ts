@@ -221,6 +221,142 @@ for (const backend of allBackends()) {
       })
     })
 
+    describe('entries exact: only folders the client holds, one entry each', () => {
+      /** A root with child a (holding a1 below it) and child b: drained to the present. */
+      async function followed() {
+        const root = await folder(null, 'root')
+        const a = await folder(root, 'a')
+        const a1 = await folder(a, 'a1')
+        const b = await folder(root, 'b')
+        const { cursor } = await drain(root, null, 10)
+        return { root, a, a1, b, cursor }
+      }
+
+      it('below a deleted folder a rename and an insert send nothing; a folder moved in there one remove', async () => {
+        const { root, a, a1, b, cursor } = await followed()
+        await t.sql.run(`UPDATE folders SET is_deleted = ${t.sql.true} WHERE id = ?`, a)
+        const gone = await drain(root, cursor, 10)
+        assert.deepEqual(gone.entries, [{ type: 'remove', id: a, folder_id: root }])
+        await t.sql.run('UPDATE folders SET name = ? WHERE id = ?', 'a1 renamed', a1)
+        await folder(a1, 'created below')
+        const quiet = await drain(root, gone.cursor, 10)
+        assert.deepEqual(quiet.entries, [])
+        await t.sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', a1, b)
+        assert.deepEqual((await drain(root, quiet.cursor, 10)).entries, [
+          { type: 'remove', id: b, folder_id: root },
+        ])
+      })
+
+      it('a subtree given to another user: one remove for its top, nothing for its descendants', async () => {
+        const { root, a, a1, cursor } = await followed()
+        // One statement, so the parents stay of the same owner as their children.
+        await t.sql.run(
+          `UPDATE folders SET owner_id = ?, folder_id = CASE WHEN id = ? THEN NULL ELSE folder_id END WHERE id IN (?, ?)`,
+          users.bob.id,
+          a,
+          a,
+          a1,
+        )
+        assert.deepEqual((await drain(root, cursor, 10)).entries, [
+          { type: 'remove', id: a, folder_id: root },
+        ])
+      })
+
+      it('with root=R, changes outside R send nothing', async () => {
+        const { root, cursor } = await followed()
+        const outside = await folder(null, 'outside')
+        const inside = await folder(outside, 'x')
+        await t.sql.run('UPDATE folders SET name = ? WHERE id = ?', 'renamed', inside)
+        await t.sql.run(`UPDATE folders SET is_deleted = ${t.sql.true} WHERE id = ?`, inside)
+        assert.deepEqual((await drain(root, cursor, 10)).entries, [])
+      })
+
+      it('a held request is not answered early by changes outside its tree', async () => {
+        const { root, cursor } = await followed()
+        const started = Date.now()
+        const held = tree(`root=${root}&cursor=${cursor}&wait=2`)
+        await new Promise((resolve) => setTimeout(resolve, 200))
+        const outside = await folder(null, 'outside')
+        await t.sql.run('UPDATE folders SET name = ? WHERE id = ?', 'renamed', outside)
+        const res = await held
+        assert.equal(res.statusCode, 200, res.payload)
+        const answer = JSON.parse(res.payload) as TreeJson
+        assert.deepEqual(answer.changes, [])
+        assert.equal(answer.has_more, false)
+        assert.ok(
+          Date.now() - started >= 1900,
+          `answered after ${Date.now() - started} ms, before the wait ended`,
+        )
+        assert.deepEqual((await drain(root, answer.cursor, 10)).entries, [])
+      })
+
+      it('three renames of one folder while a follower is at the present: one upsert in one answer', async () => {
+        const { root, b, cursor } = await followed()
+        for (const name of ['b1', 'b2', 'b3'])
+          await t.sql.run('UPDATE folders SET name = ? WHERE id = ?', name, b)
+        const answer = await ok(`root=${root}&limit=100&cursor=${cursor}`)
+        assert.equal(answer.has_more, false)
+        assert.deepEqual(
+          answer.changes.map((e) =>
+            e.type === 'upsert' ? [e.folder.id, e.folder.name, e.previous_folder_id] : e,
+          ),
+          [[b, 'b3', undefined]],
+        )
+      })
+
+      it('previous_folder_id exactly when the parent changed since the cursor: the parent then', async () => {
+        const { root, a, a1, b, cursor } = await followed()
+        // Away and back: the parent did not change since the cursor.
+        await t.sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', b, a1)
+        await t.sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', a, a1)
+        const back = await drain(root, cursor, 10)
+        assert.deepEqual(
+          back.entries.map((e) =>
+            e.type === 'upsert' ? [e.folder.id, e.folder.folder_id, e.previous_folder_id] : e,
+          ),
+          [[a1, a, undefined]],
+        )
+        // Moved twice: the parent at the cursor's position, not the one in between.
+        await t.sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', b, a1)
+        await t.sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', root, a1)
+        assert.deepEqual(
+          (await drain(root, back.cursor, 10)).entries.map((e) =>
+            e.type === 'upsert' ? [e.folder.id, e.folder.folder_id, e.previous_folder_id] : e,
+          ),
+          [[a1, root, a]],
+        )
+      })
+
+      it('two subtrees that come back within one answer both come back whole', async () => {
+        const { root, a, a1, b, cursor } = await followed()
+        const b1 = await folder(b, 'b1')
+        const outside = await folder(null, 'outside')
+        const { cursor: away } = await drain(root, cursor, 10)
+        for (const id of [a, b]) await t.sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', outside, id)
+        const { cursor: out } = await drain(root, away, 10)
+        for (const id of [a, b]) await t.sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', root, id)
+        const upserted = (await drain(root, out, 10)).entries.flatMap((e) =>
+          e.type === 'upsert' ? [e.folder.id] : [],
+        )
+        assert.deepEqual(upserted.sort(), [a, a1, b, b1].sort())
+      })
+
+      it('a backlog of 2,000 single-row commits is caught up in answers of limit entries', async () => {
+        const { root, cursor } = await followed()
+        for (let i = 0; i < 2000; i++) await folder(root, `n${i}`)
+        for (const limit of [1000, 250]) {
+          const { answers, entries } = await drain(root, cursor, limit)
+          assert.equal(entries.length, 2000)
+          // Full answers while that much is pending; then the last one says has_more false.
+          assert.deepEqual(
+            answers.map((a) => a.changes.length),
+            [...Array<number>(2000 / limit).fill(limit), ...(answers.length > 2000 / limit ? [0] : [])],
+          )
+          assert.ok(answers.length <= 2000 / limit + 1, `${answers.length} answers at limit ${limit}`)
+        }
+      })
+    })
+
     describe("the root's own row", () => {
       it('renamed, moved under another live folder of the user and back, by raw SQL: nothing is sent', async () => {
         // The root is not in its own tree: only its deletion or its leaving the user ends the follow.

@@ -219,6 +219,7 @@ describe('postgres migrations', { skip }, () => {
         '012-tree-walk',
         '013-owner-child-counts',
         '014-inserted-row-counts',
+        '015-tree-states',
       ])
     } finally {
       await database.drop()

@@ -20,13 +20,13 @@ import {
  * The replay guarantee of the folder tree feed (docs/api.md "Folder tree") as a property:
  * random raw-SQL writes on a second connection (create, rename, move within the tree, out of
  * it and into it, under a folder's own subtree, delete and undelete of any folder with its
- * subtree, row deletes, folders given to another user and back, username changes) interleave
- * with a client that downloads the tree and follows it, with small limits (1 to 3) and
- * larger ones (20). At every quiet
- * point (has_more: false and nothing written since), the client's tree (upsert: put by id;
- * remove: the id and everything below it; owner: set on every folder) must equal the tree
- * reached by walking the listings from `root`, each folder byte for byte as its parent's
- * listing shows it.
+ * subtree, row deletes, folders given to another user and back, username changes, the
+ * followed root's own row renamed and moved) interleave with a strict client
+ * (ChildListClient: child lists only, every forbidden entry fails) that downloads the tree,
+ * starts new downloads among the writes, and follows it, with small limits (1 to 3) and
+ * larger ones (20). At every quiet point (has_more: false and nothing written since), the
+ * client's tree must equal the tree reached by walking the listings from `root`, each folder
+ * byte for byte as its parent's listing shows it.
  *
  * Each case gets a fresh user (and a second one to give folders to), with `root` either a
  * folder of theirs or their root; FC_SEED=<n> replays a failure.
@@ -45,6 +45,8 @@ type Op =
   | { op: 'giveAway'; pick: number }
   | { op: 'giveBack'; place: Place }
   | { op: 'username' }
+  | { op: 'rootRow'; how: number }
+  | { op: 'restart' }
   | { op: 'read'; limit: number }
   | { op: 'check' }
 
@@ -65,6 +67,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ op: fc.constant('giveAway' as const), pick }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('giveBack' as const), place }) },
   { weight: 1, arbitrary: fc.constant({ op: 'username' as const }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('rootRow' as const), how: fc.nat(2) }) },
+  { weight: 1, arbitrary: fc.constant({ op: 'restart' as const }) },
   {
     weight: 5,
     arbitrary: fc.record({ op: fc.constant('read' as const), limit: fc.constantFrom(1, 2, 3, 3, 20) }),
@@ -80,22 +84,96 @@ export interface TreeReplayStats extends ReplayStats {
 
 const BASE_TIME = Date.parse('2026-02-01T00:00:00.000Z')
 
-/** The client's tree: remove takes the folder and everything below it, as the client knows it. */
-function applyEntry(tree: Map<string, FolderJson>, entry: FeedEntry): void {
-  if (entry.type === 'upsert') tree.set(entry.folder.id, entry.folder)
-  else if (entry.type === 'owner') for (const f of tree.values()) f.owner = entry.owner
-  else {
-    const gone = new Set([entry.id])
-    for (let grew = true; grew;) {
-      grew = false
-      for (const f of tree.values()) {
-        if (!gone.has(f.id) && f.folder_id !== null && gone.has(f.folder_id)) {
-          gone.add(f.id)
-          grew = true
-        }
-      }
+/**
+ * A strict client of the tree feed that keeps only a child list per parent and the folders'
+ * bodies, with NO map of parents: it finds a moved folder through previous_folder_id and a
+ * removed one through remove's folder_id, and takes a remove's subtree from the child lists.
+ * Every entry the contract forbids fails the property: a remove of a folder it does not hold
+ * under that folder_id, a previous_folder_id that is not where it holds the folder, an
+ * upsert without previous_folder_id of a folder it holds under another parent. Where it
+ * holds a folder is looked up only to check an entry, never to apply one.
+ */
+class ChildListClient {
+  /** parent id ('' for the tree's root) -> ids held under it */
+  private readonly children = new Map<string, Set<string>>()
+  readonly bodies = new Map<string, FolderJson>()
+
+  constructor(private readonly root: string | null) {}
+
+  private list(parent: string | null): Set<string> {
+    const key = parent === this.root || parent === null ? '' : parent
+    let list = this.children.get(key)
+    if (list === undefined) this.children.set(key, (list = new Set()))
+    return list
+  }
+
+  /** Where the client holds `id` (checks only). */
+  private heldUnder(id: string): string | null | undefined {
+    for (const [parent, list] of this.children) {
+      if (list.has(id)) return parent === '' ? this.root : parent
     }
-    for (const id of gone) tree.delete(id)
+    return undefined
+  }
+
+  apply(entry: FeedEntry): void {
+    if (entry.type === 'owner') {
+      for (const f of this.bodies.values()) f.owner = entry.owner
+      return
+    }
+    if (entry.type === 'upsert') {
+      const { folder } = entry
+      const held = this.heldUnder(folder.id)
+      if (entry.previous_folder_id !== undefined) {
+        assert.notEqual(
+          entry.previous_folder_id,
+          folder.folder_id,
+          `${folder.id}: previous_folder_id is its parent`,
+        )
+        assert.equal(
+          held,
+          entry.previous_folder_id,
+          `${folder.id}: upsert from ${String(entry.previous_folder_id)}, held under ${String(held)}`,
+        )
+        this.list(entry.previous_folder_id).delete(folder.id)
+      } else {
+        assert.ok(
+          held === undefined || held === folder.folder_id,
+          `${folder.id}: upsert under ${String(folder.folder_id)} without previous_folder_id, held under ${String(held)}`,
+        )
+      }
+      this.list(folder.folder_id).add(folder.id)
+      this.bodies.set(folder.id, folder)
+      return
+    }
+    const parent = entry.folder_id
+    assert.ok(parent !== undefined, `remove of ${entry.id} without folder_id`)
+    assert.ok(
+      this.list(parent).has(entry.id),
+      `remove of ${entry.id} under ${String(parent)}, held under ${String(this.heldUnder(entry.id))}`,
+    )
+    this.list(parent).delete(entry.id)
+    const gone = [entry.id]
+    while (gone.length > 0) {
+      const id = gone.pop() as string
+      this.bodies.delete(id)
+      gone.push(...(this.children.get(id) ?? []))
+      this.children.delete(id)
+    }
+  }
+
+  /** Every folder reachable from the root through the child lists; none may be held elsewhere. */
+  tree(): FolderJson[] {
+    const found: FolderJson[] = []
+    const queue = [...this.list(this.root)]
+    while (queue.length > 0) {
+      const id = queue.shift() as string
+      const body = this.bodies.get(id)
+      assert.ok(body !== undefined, `${id} held in a child list without its body`)
+      found.push(body)
+      queue.push(...(this.children.get(id) ?? []))
+    }
+    assert.equal(found.length, this.bodies.size, 'every folder held is reachable from the root')
+    return found
   }
 }
 
@@ -124,7 +202,7 @@ async function runCase(rig: PropertyRig, ops: Op[], atUserRoot: boolean, stats: 
   const parentAt = (p: Place): string | null | undefined =>
     p.kind === 'made' ? picked(p.pick) : p.kind === 'root' ? root : atUserRoot ? outside : null
 
-  const tree = new Map<string, FolderJson>()
+  let client = new ChildListClient(root)
   let cursor: string | null = null
   const treeUrl = (limit: number) =>
     `/v1/folders/tree?limit=${limit}${root === null ? '' : `&root=${root}`}${cursor === null ? '' : `&cursor=${cursor}`}`
@@ -132,7 +210,7 @@ async function runCase(rig: PropertyRig, ops: Op[], atUserRoot: boolean, stats: 
   const readOnce = async (limit: number): Promise<boolean> => {
     const body = await readFeed(get, treeUrl(limit), limit, stats, (entry) => {
       if (entry.type === 'upsert' && entry.previous_folder_id !== undefined) stats.moved++
-      applyEntry(tree, entry)
+      client.apply(entry)
     })
     const ids = body.changes.flatMap((e) =>
       e.type === 'upsert' ? [e.folder.id] : e.type === 'remove' ? [e.id] : [],
@@ -158,7 +236,7 @@ async function runCase(rig: PropertyRig, ops: Op[], atUserRoot: boolean, stats: 
     // Small answers cut the history short; large ones hold many entries whose order matters.
     for (let i = 0; more && i < 2000; i++) more = await readOnce(stats.checks % 2 === 0 ? 3 : 20)
     assert.equal(more, false, 'the feed reaches the present')
-    assert.deepEqual([...tree.values()].sort(byId), (await listed()).sort(byId))
+    assert.deepEqual(client.tree().sort(byId), (await listed()).sort(byId))
   }
   const write = async (statement: string, ...params: unknown[]) => {
     try {
@@ -232,6 +310,17 @@ async function runCase(rig: PropertyRig, ops: Op[], atUserRoot: boolean, stats: 
       case 'username':
         await sql.run('UPDATE users SET username = ? WHERE id = ?', username(), owner)
         return true
+      case 'rootRow':
+        // The followed root's own row (at the user's root, a folder of the tree): renamed,
+        // moved under the live folder `outside`, moved back to the user's root.
+        return op.how === 0
+          ? write('UPDATE folders SET name = ? WHERE id = ?', NAMES[usernames % NAMES.length], top)
+          : write('UPDATE folders SET folder_id = ? WHERE id = ?', op.how === 1 ? outside : null, top)
+      case 'restart':
+        // A new download, started among the writes that follow.
+        client = new ChildListClient(root)
+        cursor = null
+        return false
       case 'read':
         await readOnce(op.limit)
         return false

@@ -2,7 +2,7 @@
  * The SQL of the change log and listing generations that live code needs: the import bumps
  * generations with it (postgres-import.ts) and the generation-cost bench makes the change
  * trigger function again without the log. It is what the migrations left in the schema
- * (006 and 010 in migrations/); those keep their own copy as it ran, since a migration is
+ * (006, 010 and 015 in migrations/); those keep their own copy as it ran, since a migration is
  * history (migrations/index.ts), and test/unit/migration-steps.test.ts checks that the
  * function made here is the migrated one.
  */
@@ -20,6 +20,14 @@ export const NEXT_GENERATION = `greatest(listing_generation + 1, ${NOW_MICROS})`
 const LISTED = 'id, name, folder_id, owner_id, is_deleted, created_at, updated_at'
 
 /**
+ * The whole old state a row of place 0 carries (migration 015), from which the tree feed
+ * reads the tree as it was at a position; a row of place 1 carries none.
+ */
+const OLD_STATE = 'NOT is_deleted AS live, name, created_at, updated_at'
+const NO_STATE =
+  'NULL::boolean AS live, NULL::text AS name, NULL::timestamptz AS created_at, NULL::timestamptz AS updated_at'
+
+/**
  * The (owner, parent, folder) places a statement changed, per trigger operation, with the
  * side of the change each describes: `place` 0 for the folder's old state, 1 for a place it
  * was not in before: inserted, moved, given to another owner, or undeleted (so the log
@@ -29,12 +37,12 @@ const LISTED = 'id, name, folder_id, owner_id, is_deleted, created_at, updated_a
  * place.
  */
 const PLACED_CHANGES = {
-  INSERT: 'SELECT owner_id, folder_id AS parent_id, id AS folder_id, 1 AS place FROM new_folders',
-  DELETE: 'SELECT owner_id, folder_id AS parent_id, id AS folder_id, 0 AS place FROM old_folders',
-  UPDATE: `SELECT owner_id, folder_id AS parent_id, id AS folder_id, 0 AS place FROM (
+  INSERT: `SELECT owner_id, folder_id AS parent_id, id AS folder_id, 1 AS place, ${NO_STATE} FROM new_folders`,
+  DELETE: `SELECT owner_id, folder_id AS parent_id, id AS folder_id, 0 AS place, ${OLD_STATE} FROM old_folders`,
+  UPDATE: `SELECT owner_id, folder_id AS parent_id, id AS folder_id, 0 AS place, ${OLD_STATE} FROM (
         SELECT ${LISTED} FROM old_folders EXCEPT SELECT ${LISTED} FROM new_folders) AS was
       UNION ALL
-      SELECT n.owner_id, n.folder_id, n.id, 1 FROM (
+      SELECT n.owner_id, n.folder_id, n.id, 1, ${NO_STATE} FROM (
         SELECT ${LISTED} FROM new_folders EXCEPT SELECT ${LISTED} FROM old_folders) AS n
        WHERE NOT EXISTS (SELECT 1 FROM old_folders AS o
                           WHERE o.id = n.id AND o.owner_id = n.owner_id
@@ -51,8 +59,8 @@ function recordChanges(places: string, log: boolean): string {
   if (!log) return `WITH changed AS (${places}) ${bump};`
   return `WITH changed AS (SELECT DISTINCT * FROM (${places}) AS p),
       bumped AS (${bump} RETURNING id, listing_generation)
-    INSERT INTO folder_changes (owner_id, generation, kind, parent_id, folder_id, place)
-    SELECT c.owner_id, b.listing_generation, 'folder', c.parent_id, c.folder_id, c.place
+    INSERT INTO folder_changes (owner_id, generation, kind, parent_id, folder_id, place, live, name, created_at, updated_at)
+    SELECT c.owner_id, b.listing_generation, 'folder', c.parent_id, c.folder_id, c.place, c.live, c.name, c.created_at, c.updated_at
       FROM changed AS c JOIN bumped AS b ON b.id = c.owner_id
      ORDER BY b.listing_generation, c.place, c.parent_id, c.folder_id;`
 }

@@ -18,10 +18,8 @@ import {
   type MoveOutcome,
   type SessionUser,
   type Store,
-  type TreeLogQuery,
-  type TreeLogResult,
-  type TreePageQuery,
-  type TreePageResult,
+  type TreeQuery,
+  type TreeResult,
   type UserRecord,
 } from '../store.js'
 import { Connections, type Client, type PoolSettings } from './postgres-connections.js'
@@ -35,7 +33,7 @@ import { ReadRouter, type ReplicaSettings, type SnapshotGeneration } from './rep
 import { migratePostgres } from './postgres-migrations.js'
 import { changesResult, type LoggedChange } from '../change-rows.js'
 import { naturalKey } from '../../ordering/natural-key.js'
-import { readTreeLog, readTreePage, type RoutedQuery } from './postgres-tree.js'
+import { readTree, type SnapshotQuery } from './postgres-tree.js'
 import {
   ADD_FOLDER,
   ANALYZE,
@@ -343,23 +341,31 @@ export class PostgresStore implements Store {
     return changesResult(read, limit, owner, present)
   }
 
-  /** The tree's statements, read where readChanges reads. */
-  private readonly treeQuery: RoutedQuery = (statement, minGeneration) =>
-    this.routed(statement, (row) => row.present, minGeneration)
-
-  readTreePage(query: TreePageQuery): Promise<TreePageResult> {
-    const { ownerId, rootId, subtreeOf, after } = query
-    const ids = [ownerId, rootId, subtreeOf, ...(after?.head ?? []), after?.tail?.id ?? null]
+  /**
+   * One answer of the tree feed, its statements in one snapshot: a repeatable-read, read-only
+   * transaction on the primary (a replica's snapshot would not hold across a pool's
+   * statements, and the answer's reads must agree).
+   */
+  readTree(query: TreeQuery): Promise<TreeResult> {
+    const { ownerId, rootId, from } = query
+    const after = from?.expansion?.after
+    const ids = [
+      ownerId,
+      rootId,
+      from?.expansion?.top ?? null,
+      ...(after?.head ?? []),
+      after?.tail?.id ?? null,
+    ]
     // Any other string names no row (see isStoredId) and must not reach a uuid parameter.
     if (!ids.every((id) => id === null || isStoredId(id)))
       return Promise.resolve({ outcome: 'parent-not-found' })
-    return readTreePage(this.treeQuery, query)
-  }
-
-  readTreeLog(query: TreeLogQuery): Promise<TreeLogResult> {
-    if (![query.ownerId, query.rootId].every((id) => id === null || isStoredId(id)))
-      return Promise.resolve({ outcome: 'parent-not-found' })
-    return readTreeLog(this.treeQuery, query)
+    return this.db.transaction(async (client) => {
+      await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY')
+      // Each statement's row type is the caller's (postgres-tree.ts reads its own columns).
+      const run: SnapshotQuery = async <R>(statement: QueryConfig) =>
+        (await client.query<R & QueryResultRow>(statement)).rows
+      return readTree(run, query)
+    })
   }
 
   async ownerGenerations(ownerIds: readonly string[]): Promise<Map<string, number>> {

@@ -2,7 +2,7 @@
  * The SQL of the change log and listing generations that live code needs: the import
  * replays the lifted triggers with it (sqlite-import.ts) and the generation-cost bench
  * makes the triggers again without the log. It is what the migrations left in the schema
- * (006, 008 and 010 in migrations/); those keep their own copy as it ran, since a
+ * (006, 008, 010 and 015 in migrations/); those keep their own copy as it ran, since a
  * migration is history (migrations/index.ts), and test/unit/migration-steps.test.ts checks
  * that the triggers made here are the migrated ones.
  */
@@ -42,12 +42,19 @@ const replaceRefused = (table: string) =>
  * Log row of `folder` (OLD or NEW) under its owner and parent, at the owner's generation.
  * Its id is its place in that generation: every trigger run bumps the generation of each
  * owner it logs for, so a generation holds one row, or two for a move (the old place 0,
- * the new place 1).
+ * the new place 1). The old state's row carries the whole state the folder had (migration
+ * 015): the tree feed reads the tree as it was at a position from it.
  */
-const logFolder = (row: 'OLD' | 'NEW', extra = '') => `
+const logFolder = (row: 'OLD' | 'NEW', extra = '') =>
+  row === 'OLD'
+    ? `
+  INSERT INTO folder_changes (owner_id, generation, id, kind, parent_id, folder_id, live, name, created_at, updated_at)
+    SELECT id, listing_generation, 0, 'folder', OLD.folder_id, OLD.id, OLD.is_deleted = 0, OLD.name, OLD.created_at, OLD.updated_at
+      FROM users WHERE id = OLD.owner_id ${extra};`
+    : `
   INSERT INTO folder_changes (owner_id, generation, id, kind, parent_id, folder_id)
-    SELECT id, listing_generation, ${row === 'OLD' ? 0 : 1}, 'folder', ${row}.folder_id, ${row}.id
-      FROM users WHERE id = ${row}.owner_id ${extra};`
+    SELECT id, listing_generation, 1, 'folder', NEW.folder_id, NEW.id
+      FROM users WHERE id = NEW.owner_id ${extra};`
 
 /** The 'owner' (or 'reset') row of the users matching `where`, at their generation. */
 export const logOwners = (kind: 'owner' | 'reset', where: string) => `

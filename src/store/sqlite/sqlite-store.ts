@@ -16,10 +16,8 @@ import {
   type MoveOutcome,
   type SessionUser,
   type Store,
-  type TreeLogQuery,
-  type TreeLogResult,
-  type TreePageQuery,
-  type TreePageResult,
+  type TreeQuery,
+  type TreeResult,
   type UserRecord,
 } from '../store.js'
 import { migrateSqlite } from './sqlite-migrations.js'
@@ -30,7 +28,7 @@ import { importIntoSqlite } from './sqlite-import.js'
 import { openSqliteDatabase, type SqliteSettings } from './sqlite-connections.js'
 import { changesResult, type LoggedChange } from '../change-rows.js'
 import { naturalKey } from '../../ordering/natural-key.js'
-import { prepareTreeStatements, readTreeLogNow, readTreePageNow, type TreeStatements } from './sqlite-tree.js'
+import { prepareTreeStatements, readTreeNow, type TreeStatements } from './sqlite-tree.js'
 import {
   ADD_FOLDER,
   CLEAR_REPLACED_ROWS,
@@ -91,8 +89,7 @@ export class SqliteStore implements Store {
   private changes: ((query: ChangesQuery) => ChangesResult) | undefined
   private changeStatements: ChangeStatements | undefined
   private treeStatements: TreeStatements | undefined
-  private treePage: ((query: TreePageQuery) => TreePageResult) | undefined
-  private treeLog: ((query: TreeLogQuery) => TreeLogResult) | undefined
+  private treeRead: ((query: TreeQuery) => TreeResult) | undefined
   /** pruneChanges goes on from this owner id (see there) */
   private pruneFrom = ''
 
@@ -269,14 +266,9 @@ export class SqliteStore implements Store {
     return (this.treeStatements ??= prepareTreeStatements(this.db, changes.valid))
   }
 
-  readTreePage(query: TreePageQuery): Promise<TreePageResult> {
-    // One read transaction: the page, the owner and the present position agree.
-    const read = (this.treePage ??= this.db.transaction((q: TreePageQuery) => readTreePageNow(this.tree, q)))
-    return this.run(() => read(query))
-  }
-
-  readTreeLog(query: TreeLogQuery): Promise<TreeLogResult> {
-    const read = (this.treeLog ??= this.db.transaction((q: TreeLogQuery) => readTreeLogNow(this.tree, q)))
+  readTree(query: TreeQuery): Promise<TreeResult> {
+    // One read transaction: every read of the answer, the owner and the present agree.
+    const read = (this.treeRead ??= this.db.transaction((q: TreeQuery) => readTreeNow(this.tree, q)))
     return this.run(() => read(query))
   }
 

@@ -1,67 +1,63 @@
 import type Database from 'better-sqlite3'
-import type {
-  FolderRow,
-  OwnerInfo,
-  TreeLogQuery,
-  TreeLogResult,
-  TreeLogRow,
-  TreePageQuery,
-  TreePageResult,
-} from '../store.js'
+import type { ChangePosition, FolderRow, OwnerInfo, TreeQuery, TreeResult } from '../store.js'
 import { ALL_ROWS } from '../store.js'
-import { walkTree, type WalkReads, type WalkRow } from '../tree-walk.js'
+import { treeAnswer } from '../tree-answer.js'
+import { readNow, type ChildAt, type FolderHistory, type LoggedRow, type TreeRead } from '../tree-reads.js'
 
 /**
- * The folder tree's reads on SQLite (Store.readTreePage, Store.readTreeLog), each run by the
- * adapter inside one read transaction. A folder is in the tree of $root when it is live, the
- * owner's, not $root itself, and its parent is $root (NULL: the user's root) or in the tree.
+ * The folder tree's reads on SQLite (Store.readTree), run by the adapter inside one read
+ * transaction: the reads of src/store/tree-reads.ts, each a seek or a short range on the
+ * indexes of migration 015. A generation's rows are numbered by their side (migration 010):
+ * 0 the old state, 1 a new place; so a side-0 row is after (g, r) exactly when its
+ * generation is after g.
  */
-
-/**
- * $id's current state when it is in the tree of $root: walks up from it through live folders
- * of $owner until a parent is $root. UNION drops a repeated (folder, parent) step, so a
- * parent cycle written by hand ends the walk instead of looping.
- */
-const IN_TREE = `
-  WITH RECURSIVE up(parent) AS (
-    SELECT folder_id FROM folders
-     WHERE id = $id AND owner_id = $owner AND is_deleted = 0 AND id IS NOT $root
-    UNION
-    SELECT p.folder_id FROM up CROSS JOIN folders AS p ON p.id = up.parent
-     WHERE p.owner_id = $owner AND p.is_deleted = 0 AND up.parent IS NOT $root
-  )
-  SELECT f.id, f.name, f.folder_id, f.created_at, f.updated_at FROM folders AS f
-   WHERE f.id = $id AND EXISTS (SELECT 1 FROM up WHERE parent IS $root)`
-
-/**
- * The tree walk's two reads (src/store/tree-walk.ts): the live children of a parent (NULL:
- * the user's root) with ids after a given one, by id, with their own live-child counts, a
- * range on folders_tree; and the parent of a live folder, a seek. The tree's root is never
- * walked into again (a parent cycle written by hand through it). Positional parameters:
- * faster to bind than named ones.
- */
-const CHILDREN_AFTER = `
-  SELECT id, name, folder_id, created_at, updated_at, child_count FROM folders
-   WHERE owner_id = ? AND folder_id IS ? AND is_deleted = 0 AND id > ? AND id IS NOT ?
-   ORDER BY id`
-
-const PARENT = `
-  SELECT folder_id FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0 AND id IS NOT ?`
 
 const LOG = `
   SELECT generation, id, kind, parent_id, folder_id FROM folder_changes
    WHERE owner_id = $owner AND (generation, id) > ($generation, $row) AND kind IN ('folder', 'owner')
    ORDER BY generation, id LIMIT $limit`
 
+/** A folder's first log row after a position (index folder_changes_by_folder). */
+const FIRST_AFTER = `
+  SELECT id AS side, parent_id, live, name, created_at, updated_at FROM folder_changes
+   WHERE owner_id = $owner AND kind = 'folder' AND folder_id = $id AND (generation, id) > ($generation, $row)
+   ORDER BY generation, id LIMIT 1`
+
+/** An old state after a position names the folder as parent (index folder_changes_by_old_parent). */
+const PARENT_OF_OLD_STATE = `
+  SELECT 1 FROM folder_changes
+   WHERE owner_id = $owner AND parent_id = $id AND kind = 'folder' AND id = 0 AND generation > $generation
+   LIMIT 1`
+
+const NOW = `
+  SELECT id, name, folder_id, created_at, updated_at, owner_id, is_deleted, child_count FROM folders WHERE id = ?`
+
 /**
- * The folders that come to a new place (side 1, migration 010) after ($generation, $row), with
- * the position of their last such row: a folder below one of them is in the tree now only
- * through a change the follow has not reached yet (Store.readTreeLog).
+ * The children of a parent at a position that have not changed since: its live children now
+ * with no log row after the position; by id, on folders_tree.
  */
-const PLACED_LATER = `
-  SELECT folder_id, max(generation) AS generation FROM folder_changes
-   WHERE owner_id = $owner AND (generation, id) > ($generation, $row) AND kind = 'folder' AND id = 1
-   GROUP BY folder_id`
+const UNCHANGED_CHILDREN = `
+  SELECT f.id, f.name, f.folder_id, f.created_at, f.updated_at, f.child_count FROM folders AS f
+   WHERE f.owner_id = $owner AND f.folder_id IS $parent AND f.is_deleted = 0 AND f.id > $after
+     AND f.id IS NOT $root
+     AND NOT EXISTS (SELECT 1 FROM folder_changes AS c
+                      WHERE c.owner_id = $owner AND c.kind = 'folder' AND c.folder_id = f.id
+                        AND (c.generation, c.id) > ($generation, $row))
+   ORDER BY f.id LIMIT $limit`
+
+/**
+ * The children of a parent at a position that changed since: an old state after the
+ * position, live under that parent, that is its folder's first row after it.
+ */
+const CHANGED_CHILDREN = `
+  SELECT c.folder_id AS id, c.name, c.parent_id AS folder_id, c.created_at, c.updated_at FROM folder_changes AS c
+   WHERE c.owner_id = $owner AND c.parent_id IS $parent AND c.kind = 'folder' AND c.id = 0
+     AND c.generation > $generation AND c.live = 1 AND c.folder_id > $after AND c.folder_id IS NOT $root
+     AND NOT EXISTS (SELECT 1 FROM folder_changes AS e
+                      WHERE e.owner_id = $owner AND e.kind = 'folder' AND e.folder_id = c.folder_id
+                        AND (e.generation, e.id) > ($generation, $row)
+                        AND (e.generation, e.id) < (c.generation, c.id))
+   ORDER BY c.folder_id LIMIT $limit`
 
 interface OwnerRow extends OwnerInfo {
   listing_generation: number
@@ -70,11 +66,12 @@ interface OwnerRow extends OwnerInfo {
 export interface TreeStatements {
   owner: Database.Statement
   liveFolder: Database.Statement
-  inTree: Database.Statement
-  childrenAfter: Database.Statement
-  parent: Database.Statement
   log: Database.Statement
-  placedLater: Database.Statement
+  firstAfter: Database.Statement
+  parentOfOldState: Database.Statement
+  now: Database.Statement
+  unchangedChildren: Database.Statement
+  changedChildren: Database.Statement
   valid: Database.Statement
 }
 
@@ -82,40 +79,14 @@ export function prepareTreeStatements(db: Database.Database, valid: Database.Sta
   return {
     owner: db.prepare('SELECT id, username, avatar_url, listing_generation FROM users WHERE id = ?'),
     liveFolder: db.prepare('SELECT 1 FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0').pluck(),
-    inTree: db.prepare(IN_TREE),
-    childrenAfter: db.prepare(CHILDREN_AFTER),
-    parent: db.prepare(PARENT).pluck(),
     log: db.prepare(LOG),
-    placedLater: db.prepare(PLACED_LATER),
+    firstAfter: db.prepare(FIRST_AFTER),
+    parentOfOldState: db.prepare(PARENT_OF_OLD_STATE).pluck(),
+    now: db.prepare(NOW),
+    unchangedChildren: db.prepare(UNCHANGED_CHILDREN),
+    changedChildren: db.prepare(CHANGED_CHILDREN),
     valid,
   }
-}
-
-/** The owner, when it exists and the tree's root is a live folder of theirs. */
-function treeOwner(s: TreeStatements, ownerId: string, rootId: string | null): OwnerRow | null {
-  const owner = s.owner.get(ownerId) as OwnerRow | undefined
-  if (owner === undefined) return null
-  if (rootId !== null && s.liveFolder.get(rootId, ownerId) === undefined) return null
-  return owner
-}
-
-const info = ({ id, username, avatar_url }: OwnerRow): OwnerInfo => ({ id, username, avatar_url })
-const presentOf = (owner: OwnerRow) => ({ generation: owner.listing_generation, row: ALL_ROWS })
-
-export function readTreePageNow(s: TreeStatements, q: TreePageQuery): TreePageResult {
-  const owner = treeOwner(s, q.ownerId, q.rootId)
-  if (owner === null) return { outcome: 'parent-not-found' }
-  const result = { outcome: 'page' as const, owner: info(owner), present: presentOf(owner) }
-  const tree = { owner: q.ownerId, root: q.rootId }
-  if (q.subtreeOf !== null && s.inTree.get({ ...tree, id: q.subtreeOf }) === undefined) {
-    return { ...result, folders: [], last: null, more: false }
-  }
-  const reads: WalkReads = {
-    childrenAfter: (parent, after) =>
-      s.childrenAfter.iterate(q.ownerId, parent, after, q.rootId) as IterableIterator<WalkRow>,
-    parentOf: (id) => s.parent.get(id, q.ownerId, q.rootId) as string | null | undefined,
-  }
-  return { ...result, ...walkTree(reads, q.subtreeOf ?? q.rootId, q.after, q.limit) }
 }
 
 interface RawLogRow {
@@ -126,55 +97,114 @@ interface RawLogRow {
   folder_id: string | null
 }
 
-export function readTreeLogNow(s: TreeStatements, q: TreeLogQuery): TreeLogResult {
-  const owner = treeOwner(s, q.ownerId, q.rootId)
-  if (owner === null) return { outcome: 'parent-not-found' }
-  if (s.valid.get({ owner: q.ownerId, generation: q.after.generation }) !== 1) return { outcome: 'expired' }
-  const raw = s.log.all({
-    owner: q.ownerId,
-    generation: q.after.generation,
-    row: q.after.row,
-    limit: q.limit + 1,
-  }) as RawLogRow[]
-  const tree = { owner: q.ownerId, root: q.rootId }
-  const after = { owner: q.ownerId, generation: q.after.generation, row: q.after.row }
-  // A generation holds one folder's rows on SQLite (a trigger per row), so a side-1 row at a
-  // later generation is after every row of an earlier one.
-  const placedLater = new Map(
-    (s.placedLater.all(after) as { folder_id: string; generation: number }[]).map((r) => [
-      r.folder_id,
-      r.generation,
-    ]),
-  )
-  const rows = raw.slice(0, q.limit).map((row): TreeLogRow => {
-    const position = { generation: row.generation, row: row.id }
-    if (row.kind === 'owner') return { kind: 'owner', position }
-    const id = row.folder_id as string
-    let folder = (s.inTree.get({ ...tree, id }) as FolderRow | undefined) ?? null
-    if (folder !== null && placedLater.size > 0 && underLaterPlace(s, q, folder, row.generation, placedLater))
-      folder = null
-    // A generation's rows are numbered by their side (migration 010): 0 old, 1 new.
-    return { kind: 'folder', position, id, parentId: row.parent_id, side: row.id === 0 ? 0 : 1, folder }
-  })
-  return { outcome: 'log', rows, more: raw.length > q.limit, owner: info(owner), present: presentOf(owner) }
+interface RawFirst {
+  side: number
+  parent_id: string | null
+  live: number | null
+  name: string | null
+  created_at: number | null
+  updated_at: number | null
 }
 
-/**
- * Whether an ancestor of `folder` (in the tree now) comes to a new place after `generation`:
- * then the folder is reached now only through that later change, and the follow treats it
- * as not in the tree until it reaches that row (Store.readTreeLog).
- */
-function underLaterPlace(
-  s: TreeStatements,
-  q: TreeLogQuery,
-  folder: FolderRow,
-  generation: number,
-  placedLater: ReadonlyMap<string, number>,
-): boolean {
-  // In the tree now, so its parents lead up to the root without a cycle.
-  for (let at = folder.folder_id; at !== null && at !== q.rootId;) {
-    if ((placedLater.get(at) ?? 0) > generation) return true
-    at = (s.parent.get(at, q.ownerId, q.rootId) as string | null | undefined) ?? null
+interface RawNow extends FolderRow {
+  owner_id: string
+  is_deleted: number
+  child_count: number
+}
+
+type RawChild = FolderRow & { child_count?: number }
+
+const folderOf = ({ id, name, folder_id, created_at, updated_at }: FolderRow): FolderRow => ({
+  id,
+  name,
+  folder_id,
+  created_at,
+  updated_at,
+})
+
+/** Answers the reads of tree-reads.ts for one owner and root. */
+function answerer(s: TreeStatements, ownerId: string, rootId: string | null) {
+  const at = ({ generation, row }: ChangePosition) => ({ owner: ownerId, generation, row })
+  const parentOfOldState = (id: string, position: ChangePosition) =>
+    s.parentOfOldState.get({ owner: ownerId, id, generation: position.generation }) !== undefined
+  const history = (id: string, position: ChangePosition): FolderHistory => {
+    const first = s.firstAfter.get({ ...at(position), id }) as RawFirst | undefined
+    const now = s.now.get(id) as RawNow | undefined
+    return {
+      first:
+        first === undefined
+          ? null
+          : first.side === 1
+            ? { side: 1 }
+            : {
+                side: 0,
+                live: first.live === null ? null : first.live === 1,
+                parentId: first.parent_id,
+                name: first.name,
+                created_at: first.created_at,
+                updated_at: first.updated_at,
+              },
+      now:
+        now === undefined
+          ? null
+          : {
+              folder: folderOf(now),
+              ownerId: now.owner_id,
+              deleted: now.is_deleted !== 0,
+              childCount: now.child_count,
+            },
+      parentOfOldState: parentOfOldState(id, position),
+    }
   }
-  return false
+  const children = (read: Extract<TreeRead, { read: 'children' }>): ChildAt[] => {
+    const params = { ...at(read.at), parent: read.parent, after: read.after, root: rootId, limit: read.limit }
+    const unchanged = s.unchangedChildren.all(params) as RawChild[]
+    const changed = s.changedChildren.all(params) as RawChild[]
+    return [...unchanged, ...changed]
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .slice(0, read.limit)
+      .map((row) => ({
+        folder: folderOf(row),
+        mayHaveChildren:
+          (row.child_count ?? (s.now.get(row.id) as RawNow | undefined)?.child_count ?? 0) > 0 ||
+          parentOfOldState(row.id, read.at),
+      }))
+  }
+  return (read: TreeRead) => {
+    switch (read.read) {
+      case 'log':
+        return (s.log.all({ ...at(read.after), limit: read.limit }) as RawLogRow[]).map((row): LoggedRow =>
+          row.kind === 'owner'
+            ? { kind: 'owner', position: { generation: row.generation, row: row.id } }
+            : {
+                kind: 'folder',
+                position: { generation: row.generation, row: row.id },
+                id: row.folder_id as string,
+                side: row.id === 0 ? 0 : 1,
+                parentId: row.parent_id,
+              },
+        )
+      case 'states':
+        return new Map(read.ids.map((id) => [id, history(id, read.at)]))
+      case 'children':
+        return children(read)
+    }
+  }
+}
+
+export function readTreeNow(s: TreeStatements, q: TreeQuery): TreeResult {
+  const owner = s.owner.get(q.ownerId) as OwnerRow | undefined
+  if (owner === undefined) return { outcome: 'parent-not-found' }
+  if (q.rootId !== null && s.liveFolder.get(q.rootId, q.ownerId) === undefined)
+    return { outcome: 'parent-not-found' }
+  if (q.from !== null && s.valid.get({ owner: q.ownerId, generation: q.from.position.generation }) !== 1)
+    return { outcome: 'expired' }
+  const present = { generation: owner.listing_generation, row: ALL_ROWS }
+  const answer = readNow(
+    treeAnswer({ ownerId: q.ownerId, rootId: q.rootId, from: q.from, limit: q.limit, present }),
+    answerer(s, q.ownerId, q.rootId),
+  )
+  if (answer.outcome !== 'answer') return answer
+  const { id, username, avatar_url } = owner
+  return { ...answer, owner: { id, username, avatar_url }, present }
 }

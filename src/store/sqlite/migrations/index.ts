@@ -12,6 +12,7 @@ import step010TreeLog from './010-tree-log.js'
 import step012TreeWalk from './012-tree-walk.js'
 import step013OwnerChildCounts from './013-owner-child-counts.js'
 import step014InsertedRowCounts from './014-inserted-row-counts.js'
+import step015TreeStates from './015-tree-states.js'
 
 /**
  * The steps of the embedded backend's schema (docs/api.md, "Data model"), in the order they
@@ -38,4 +39,5 @@ export const MIGRATIONS: readonly SqlMigration[] = [
   step012TreeWalk,
   step013OwnerChildCounts,
   step014InsertedRowCounts,
+  step015TreeStates,
 ]

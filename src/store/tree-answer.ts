@@ -1,0 +1,181 @@
+import { ALL_ROWS, type ChangePosition, type FolderRow, type TreePath } from './store.js'
+import { ask, type LoggedRow, type Reading } from './tree-reads.js'
+import { StateUnknown, TreeAt } from './tree-states.js'
+import { walkTree } from './tree-walk.js'
+
+/**
+ * One answer of the tree feed (docs/api.md "Folder tree"), decided from the owner's log
+ * alone, so exactly, whatever is written meanwhile. The cursor is a position x and, while a
+ * subtree is being sent, that subtree's top and the path of the last folder sent. The
+ * client holds exactly the tree at x (tree-states.ts), minus, while a subtree is being sent,
+ * the part of it after that path; every answer keeps that true:
+ *
+ * - A download is the walk of the whole tree at the position d where it began
+ *   (tree-walk.ts); the cursor stays at d until the walk ends, then the follow reads the log
+ *   after d.
+ * - A follow answer covers the log range (x, q]: q is the present when every folder changed
+ *   since x fits in `limit` entries, else the end of an earlier generation. Each folder F
+ *   changed in the range gets ONE entry from comparing the tree at x with the tree at q: in
+ *   the tree at q, an upsert of its state at q, with `previous_folder_id` its parent at x
+ *   when it was in the tree at x under another parent; in at x and not at q, a remove
+ *   naming its parent at x (where the client holds it), unless that parent left too (a
+ *   remove above takes it along); in at neither, nothing. So changes outside the tree,
+ *   below a folder that left it and of the root's own row send nothing.
+ * - A folder that came into the tree in the range and may have children at q has its
+ *   subtree at q sent next, as a walk at q: the range ends where a second such folder would
+ *   enter it (so one per cursor), and the cursor moves to q with that subtree to send. Every
+ *   other folder's membership changes only through its first changed ancestor, which is
+ *   removed (its subtree goes with it), enters (its subtree is sent) or stays.
+ *
+ * Upserts come before removes: a folder moved out from under one that then left is in its
+ * new place, with its subtree, before the remove takes the rest. Cost: the log rows read
+ * (at most ROW_CAP) and a seek per folder and ancestor at x and at q, not the backlog.
+ */
+
+/** Log rows read per answer at most; an answer whose rows add few entries ends there, has_more. */
+const ROW_CAP = 4000
+
+/** A subtree being sent: `top` null is the whole tree; `after` null: nothing sent yet. */
+export interface Expansion {
+  top: string | null
+  after: TreePath | null
+}
+
+export type AnswerEntry =
+  | { type: 'owner' }
+  | { type: 'upsert'; folder: FolderRow; previousParent?: string | null }
+  | { type: 'remove'; id: string; parentId: string | null }
+
+export type TreeAnswer =
+  /** a position whose states the log no longer holds whole (rows older than migration 015) */
+  | { outcome: 'expired' }
+  | {
+      outcome: 'answer'
+      entries: AnswerEntry[]
+      /** the cursor's new position and expansion */
+      position: ChangePosition
+      expansion: Expansion | null
+      more: boolean
+    }
+
+export interface TreeAnswerQuery {
+  ownerId: string
+  rootId: string | null
+  /** null: a new download */
+  from: { position: ChangePosition; expansion: Expansion | null } | null
+  /** most entries */
+  limit: number
+  /** the owner's present position in the read's snapshot */
+  present: ChangePosition
+}
+
+export function* treeAnswer(q: TreeAnswerQuery): Reading<TreeAnswer> {
+  try {
+    const from = q.from ?? { position: q.present, expansion: { top: null, after: null } }
+    if (from.expansion !== null) return yield* expand(q, from.position, from.expansion)
+    return yield* follow(q, from.position)
+  } catch (error) {
+    if (error instanceof StateUnknown) return { outcome: 'expired' }
+    throw error
+  }
+}
+
+/** A page of the subtree being sent, walked at the cursor's position x. */
+function* expand(q: TreeAnswerQuery, x: ChangePosition, expansion: Expansion): Reading<TreeAnswer> {
+  const tree = new TreeAt(x, q.ownerId, q.rootId)
+  const page = yield* walkTree(tree, expansion.top ?? q.rootId, expansion.after, q.limit)
+  const entries: AnswerEntry[] = page.folders.map((folder) => ({ type: 'upsert', folder }))
+  if (page.more)
+    return {
+      outcome: 'answer',
+      entries,
+      position: x,
+      expansion: { ...expansion, after: page.last },
+      more: true,
+    }
+  // Walked: the follow goes on from x; with nothing logged after x, x is the present.
+  const next = yield* ask({ read: 'log', after: x, limit: 1 })
+  const more = next.length > 0
+  return { outcome: 'answer', entries, position: more ? x : q.present, expansion: null, more }
+}
+
+/** The rows' index where a row's generation begins, when that is after 0; else `i`. */
+function generationStart(rows: readonly LoggedRow[], i: number): number {
+  let start = i
+  while (start > 0 && rows[start - 1]?.position.generation === rows[i]?.position.generation) start--
+  return start > 0 ? start : i
+}
+
+/** How many of the rows the first range takes: the folders they name (and the owner) fit in `limit`. */
+function firstRange(rows: readonly LoggedRow[], q: TreeAnswerQuery): number {
+  const named = new Set<string>()
+  for (let end = 0; end < rows.length; end++) {
+    const row = rows[end] as LoggedRow
+    const key = row.kind === 'owner' ? '' : row.id
+    if (key === q.rootId || named.has(key)) continue
+    if (named.size === q.limit) return generationStart(rows, end)
+    named.add(key)
+  }
+  return rows.length
+}
+
+/** The folders a range changes, in the order of their first row there, each with that row's index. */
+function changedIn(rows: readonly LoggedRow[], end: number, rootId: string | null) {
+  const folders = new Map<string, number>()
+  let owner = false
+  rows.slice(0, end).forEach((row, i) => {
+    if (row.kind === 'owner') owner = true
+    // The root is not in its own tree: its own row changes nothing in it.
+    else if (row.id !== rootId && !folders.has(row.id)) folders.set(row.id, i)
+  })
+  return { folders, owner }
+}
+
+function* follow(q: TreeAnswerQuery, x: ChangePosition): Reading<TreeAnswer> {
+  const rows = yield* ask({ read: 'log', after: x, limit: ROW_CAP + 1 })
+  const readable = Math.min(rows.length, ROW_CAP)
+  let end = Math.min(firstRange(rows, q), readable)
+  const before = new TreeAt(x, q.ownerId, q.rootId)
+  for (;;) {
+    const complete = end === rows.length
+    const position: ChangePosition = complete
+      ? { generation: q.present.generation, row: ALL_ROWS }
+      : (rows[end - 1] as LoggedRow).position
+    const after = new TreeAt(position, q.ownerId, q.rootId)
+    const { folders, owner } = changedIn(rows, end, q.rootId)
+    const ids = [...folders.keys()]
+    yield* before.load(ids)
+    yield* after.load(ids)
+    // Where the client holds a folder that may leave: a remove there is covered when that parent left too.
+    yield* after.load(ids.filter((id) => before.has(id)).map((id) => before.state(id)?.parent ?? null))
+
+    const upserts: AnswerEntry[] = []
+    const removes: AnswerEntry[] = []
+    const entering: string[] = []
+    for (const id of ids) {
+      const [held, inTree] = [before.has(id), after.has(id)]
+      if (inTree) {
+        const state = after.state(id) as NonNullable<ReturnType<TreeAt['state']>>
+        const entry: AnswerEntry = { type: 'upsert', folder: state.folder }
+        const was = before.state(id)?.parent
+        if (held && was !== state.parent) entry.previousParent = was ?? null
+        upserts.push(entry)
+        if (!held && state.mayHaveChildren) entering.push(id)
+      } else if (held) {
+        const parent = before.state(id)?.parent ?? null
+        if (parent === q.rootId || (parent !== null && after.has(parent)))
+          removes.push({ type: 'remove', id, parentId: parent })
+      }
+    }
+    if (entering.length > 1) {
+      // One subtree to send per cursor: the range ends before the second folder's first row.
+      end = generationStart(rows, folders.get(entering[1] as string) as number)
+      continue
+    }
+    const entries = [...(owner ? [{ type: 'owner' as const }] : []), ...upserts, ...removes]
+    const top = entering[0]
+    if (top !== undefined)
+      return { outcome: 'answer', entries, position, expansion: { top, after: null }, more: true }
+    return { outcome: 'answer', entries, position, expansion: null, more: !complete }
+  }
+}
