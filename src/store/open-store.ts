@@ -1,6 +1,7 @@
 import { dirname, resolve } from 'node:path'
 import type { Config } from '../config.js'
 import { ConfigError, DEFAULTS } from '../config.js'
+import { postgresUrlProblem } from '../config-values.js'
 import { isDirectory } from './sqlite/ensure-directory.js'
 import { openSqliteStore } from './sqlite/sqlite-store.js'
 import type { Store } from './store.js'
@@ -14,7 +15,15 @@ import type { Store } from './store.js'
 export type DatabaseTarget = { kind: 'postgres'; url: string } | { kind: 'sqlite'; path: string }
 
 export function parseDatabaseUrl(url: string): DatabaseTarget {
-  if (/^postgres(ql)?:\/\//i.test(url)) return { kind: 'postgres', url }
+  if (/^postgres(ql)?:\/\//i.test(url)) {
+    // A single host is read by node-postgres as it always was; a host list (or an unknown
+    // target_session_attrs) is checked here, so a URL the service cannot use stops start-up.
+    if (url.includes(',') || url.includes('target_session_attrs')) {
+      const problem = postgresUrlProblem(url)
+      if (problem !== null) throw new ConfigError('DATABASE_URL', `the PostgreSQL URL ${problem}`)
+    }
+    return { kind: 'postgres', url }
+  }
   const path = url.replace(/^sqlite:(\/\/)?/i, '')
   if (path === '') throw new ConfigError('DATABASE_URL', `no SQLite file path in '${url}'`)
   return { kind: 'sqlite', path }
@@ -41,7 +50,12 @@ export type StoreSettings = Pick<
   Config,
   'databaseUrl' | 'dbPoolSize' | 'dbConnectTimeoutMs' | 'dbStatementTimeoutMs' | 'sqliteBusyTimeoutMs'
 > &
-  Partial<Pick<Config, 'databaseReadUrls' | 'dbReplicaPoolSize' | 'dbReplicaTimeoutMs' | 'feedNotify'>>
+  Partial<
+    Pick<
+      Config,
+      'databaseReadUrls' | 'dbReplicaPoolSize' | 'dbReplicaTimeoutMs' | 'feedNotify' | 'failoverWaitMs'
+    >
+  >
 
 /**
  * The replicas' pools: small, and quick to give up (connect and statement timeout alike),
@@ -71,6 +85,7 @@ export async function openStore(settings: StoreSettings): Promise<Store> {
       poolSize: settings.dbPoolSize,
       connectTimeoutMs: settings.dbConnectTimeoutMs,
       statementTimeoutMs: settings.dbStatementTimeoutMs,
+      failoverWaitMs: settings.failoverWaitMs ?? DEFAULTS.failoverWaitMs,
       replicas: replicaSettings(settings),
       listenUrl: feedNotify.wakeups ? (feedNotify.listenUrl ?? undefined) : null,
     })
