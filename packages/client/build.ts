@@ -59,9 +59,19 @@ const clientFile = join(SRC, 'client', 'types.ts')
 const clientTypes = join(DIST, 'client', 'types.d.ts')
 let client = readFileSync(clientTypes, 'utf8')
 client = replaceOnce(client, /^import type \{ Static \} from '@sinclair\/typebox';\n/m, '', clientTypes)
-client = replaceOnce(client, /^import type \{[^}]*\} from '\.\.\/schemas\/changes\.js';\n/m, '', clientTypes)
+client = replaceOnce(
+  client,
+  /^import type \{[^}]*\} from '\.\.\/schemas\/changes-body\.js';\n/m,
+  '',
+  clientTypes,
+)
 client = replaceOnce(client, /^import type \{[^}]*\} from '\.\.\/schemas\/folder\.js';\n/m, '', clientTypes)
-client = replaceOnce(client, /^import type \{[^}]*\} from '\.\.\/schemas\/tree\.js';\n/m, '', clientTypes)
+client = replaceOnce(
+  client,
+  /^import type \{[^}]*\} from '\.\.\/schemas\/tree-body\.js';\n/m,
+  '',
+  clientTypes,
+)
 client = replaceOnce(
   client,
   /^export type FolderTreeBody = TreeBody;$/m,

@@ -2,7 +2,7 @@ import { FOLDER_CHANGES_PATH, FOLDER_TREE_PATH, LIST_FOLDERS_PATH } from '../api
 import { nonsenseAnswer } from './folder-service-error.js'
 import { parseLinkHeader, type PageLinks } from './link-header.js'
 import { badResponse, parseJson, Transport, type Answer, type TransportOptions } from './transport.js'
-import { followTree, type TreeBatch, type TreeOptions } from './tree.js'
+import { followTree, type TreeBatch, type TreeOptions } from './follow-tree.js'
 import type {
   ChangesParams,
   Folder,

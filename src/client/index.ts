@@ -21,6 +21,6 @@ export { FolderServiceError, type FolderServiceErrorCode } from './folder-servic
 export { compareFolders, compareFoldersNaturally, folderComparator } from './listing-order.js'
 export type { PageLinks } from './link-header.js'
 export { FolderTree } from './folder-tree.js'
-export type { TreeBatch, TreeOptions } from './tree.js'
+export type { TreeBatch, TreeOptions } from './follow-tree.js'
 export type { WatchBatch, WatchOptions } from './watch.js'
 export type { ProblemCode } from '../schemas/problem-codes.js'

@@ -1,7 +1,7 @@
 import type { Static } from '@sinclair/typebox'
-import type { FolderChanges as FolderChangesSchema } from '../schemas/changes.js'
+import type { FolderChanges as FolderChangesSchema } from '../schemas/changes-body.js'
 import type { Folder as FolderSchema, FolderList as FolderListSchema } from '../schemas/folder.js'
-import type { FolderTreeBody as TreeBody } from '../schemas/tree.js'
+import type { FolderTreeBody as TreeBody } from '../schemas/tree-body.js'
 import type { ListingOrder } from '../ordering/listing-orders.js'
 import type { PageLinks } from './link-header.js'
 

@@ -17,7 +17,7 @@ export interface FeedSession {
   /**
    * The session read again, as on arrival (null: revoked, expired, or its user gone), for
    * `answer`: shared by the requests sent that one answer (session-recheck.ts). Absent
-   * where the caller checks after every read itself (an event stream, http/feed-stream.ts,
+   * where the caller checks after every read itself (an event stream, http/feeds/feed-stream.ts,
    * by the same rule).
    */
   recheck?(answer: object): Promise<SessionUser | null>
@@ -104,7 +104,7 @@ export interface Idle {
 
 /**
  * One read for a caller that parks on the watcher itself rather than being held here (an
- * event stream, http/feed-stream.ts): what it found, or the generation to park at.
+ * event stream, http/feeds/feed-stream.ts): what it found, or the generation to park at.
  * `wokenAt`: the generation whose wake started this read (null: not woken); the read is at
  * least that new. The caller checks the session after the read (the same rule as above).
  */

@@ -1,4 +1,4 @@
-import type { FolderTreeBody } from '../schemas/tree.js'
+import type { FolderTreeBody } from '../schemas/tree-body.js'
 import { folderJson, nullable, ownerJson, quoted, type Owner } from './folder-json.js'
 
 /**
@@ -12,7 +12,7 @@ import { folderJson, nullable, ownerJson, quoted, type Owner } from './folder-js
 
 export function folderTreeJson({ changes, cursor, has_more }: FolderTreeBody): string {
   let text = '{"changes":['
-  // A download's folders share one owner object (feed/tree.ts): its text is written once.
+  // A download's folders share one owner object (feed/tree-feed.ts): its text is written once.
   let owner: Owner | undefined
   let ownerText = ''
   for (let i = 0; i < changes.length; i++) {

@@ -1,14 +1,14 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox'
 import type { ServingStore } from '../store/store.js'
-import { FolderChanges } from '../schemas/changes.js'
+import { FolderChanges } from '../schemas/changes-body.js'
 import { CHANGES_PARAMETER_RULES, ChangesQuery } from '../schemas/changes-query.js'
 import { refTo } from '../schemas/ref.js'
 import { authenticate } from '../http/auth.js'
-import { feedAnswerer, feedResponses } from '../http/feed-answer.js'
+import { feedAnswerer, feedResponses } from '../http/feeds/feed-answer.js'
 import { parameterProblems } from '../http/problems.js'
 import { refuseOtherMethods } from '../http/method-not-allowed.js'
-import { changesRequest, type ChangesFeed } from '../feed/changes.js'
-import type { EventStreamOptions } from '../http/event-stream.js'
+import { changesRequest, type ChangesFeed } from '../feed/changes-feed.js'
+import type { EventStreamOptions } from '../http/feeds/event-stream.js'
 import { FOLDER_CHANGES_PATH } from '../api/paths.js'
 
 /** GET /v1/folders/changes: what changed among the direct sub-folders of one parent. */

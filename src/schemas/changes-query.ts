@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { MAX_WAIT_SECONDS } from '../api/limits.js'
 import { decimalParameter, Token } from './bounded.js'
-import { MAX_CHANGES_LIMIT } from './changes.js'
+import { MAX_CHANGES_LIMIT } from './changes-body.js'
 import {
   ListFoldersQuery,
   PARAMETER_RULES,

@@ -1,7 +1,7 @@
 import { Folder, FolderList, OwnerInfo } from './folder.js'
 import { Problem } from './problem.js'
-import { FolderChanges, OwnerChange, RemoveChange, UpsertChange } from './changes.js'
-import { FolderTree, TreeRemove, TreeUpsert } from './tree.js'
+import { FolderChanges, OwnerChange, RemoveChange, UpsertChange } from './changes-body.js'
+import { FolderTree, TreeRemove, TreeUpsert } from './tree-body.js'
 
 /**
  * The named response shapes, added to the app with `app.addSchema` before any route

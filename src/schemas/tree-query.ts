@@ -3,7 +3,7 @@ import { Token } from './bounded.js'
 import { CHANGES_PARAMETER_RULES, ChangesQuery } from './changes-query.js'
 import { ListFoldersQuery, type ParameterRules } from './list-folders-query.js'
 
-// Apart from the body's schema (tree.ts), which the client and the browser build import:
+// Apart from the body's schema (tree-body.ts), which the client and the browser build import:
 // the query's patterns come from server modules that need Node.
 
 /** Query of GET /v1/folders/tree: values stay strings, as for the other endpoints. */

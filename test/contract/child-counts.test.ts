@@ -209,6 +209,45 @@ for (const backend of allBackends()) {
         await assertExact(store, null, 1)
       })
 
+      it('counts the live children a parent row already has when it is inserted again', async () => {
+        // A writer replacing a row: its columns of the data model copied aside, the row deleted
+        // and inserted back in one transaction, its children untouched. PostgreSQL's foreign
+        // key refuses the delete (children reference it).
+        const COLUMNS = 'id, name, folder_id, owner_id, is_deleted, created_at, updated_at'
+        await sql.run('CREATE TEMPORARY TABLE kept AS SELECT * FROM folders WHERE id = ?', PARENT)
+        const replace = async () => {
+          await sql.run('BEGIN')
+          await sql.run('DELETE FROM folders WHERE id = ?', PARENT)
+          await sql.run(`INSERT INTO folders (${COLUMNS}) SELECT ${COLUMNS} FROM kept`)
+          await sql.run('COMMIT')
+        }
+        if (backend.name === 'sqlite') await replace()
+        else {
+          await assert.rejects(replace(), /foreign key/)
+          await sql.run('ROLLBACK')
+        }
+        await sql.run('DROP TABLE kept')
+        await assertExact(store, PARENT, 42)
+        await assertExact(store, null, 1)
+      })
+
+      it("takes a new row's own count from its children, not from the writer", async () => {
+        const id = uuid('c4000000', 1)
+        await sql.run(
+          `INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at, child_count)
+           VALUES (?, 'counted by hand', ?, ?, ${sql.false}, ${sql.time}, ${sql.time}, 7)`,
+          id,
+          PARENT,
+          OWNER,
+          now,
+          now,
+        )
+        await assertExact(store, id, 0)
+        await assertExact(store, PARENT, 43)
+        await sql.run('DELETE FROM folders WHERE id = ?', id)
+        await assertExact(store, PARENT, 42)
+      })
+
       it('takes every count again when migration 013 runs on counts kept the old way', async () => {
         await sql.run('UPDATE folders SET child_count = 99 WHERE id = ?', PARENT)
         await sql.run("DELETE FROM schema_migrations WHERE name = '013-owner-child-counts'")

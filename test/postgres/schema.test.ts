@@ -218,6 +218,7 @@ describe('postgres migrations', { skip }, () => {
         '011-change-notifications',
         '012-tree-walk',
         '013-owner-child-counts',
+        '014-inserted-row-counts',
       ])
     } finally {
       await database.drop()

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { folderTreeJson } from '../../src/http/folder-tree-json.js'
 import { treeSchema } from '../../src/routes/tree.js'
-import type { FolderTreeBody } from '../../src/schemas/tree.js'
+import type { FolderTreeBody } from '../../src/schemas/tree-body.js'
 import { schemaSerialiser, tricky } from './schema-serialiser.js'
 
 /**

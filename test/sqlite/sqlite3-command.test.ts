@@ -167,6 +167,21 @@ describe('sqlite: writes by the sqlite3 command line', { skip }, () => {
     assertCountsExact()
   })
 
+  it('replaces a parent row: deleted and inserted again, its live child still counted', () => {
+    sqlite3(`BEGIN;
+      CREATE TEMPORARY TABLE kept AS SELECT * FROM folders WHERE id = '${B}';
+      DELETE FROM folders WHERE id = '${B}';
+      INSERT INTO folders (id, name, folder_id, owner_id, is_deleted, created_at, updated_at)
+        SELECT id, name, folder_id, owner_id, is_deleted, created_at, updated_at FROM kept;
+      COMMIT;`)
+    assert.deepEqual(newChanges(), [
+      ['folder', null, B],
+      ['folder', null, B],
+    ])
+    assertCountsExact()
+    assert.equal(db.prepare('SELECT child_count FROM folders WHERE id = ?').pluck().get(B), 1)
+  })
+
   it('deletes a row', () => {
     sqlite3(`DELETE FROM folders WHERE id = '${C}';`)
     assert.deepEqual(newChanges(), [['folder', B, C]])

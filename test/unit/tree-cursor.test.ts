@@ -6,7 +6,7 @@ import { MAX_TOKEN_LENGTH, sealToken } from '../../src/tokens/sealed-token.js'
 import { treePathOf } from '../../src/store/tree-walk.js'
 
 /**
- * Tree cursors (src/feed/tree-cursor.ts): a download's place is the path of the last folder
+ * Tree cursors (src/tokens/tree-cursor.ts): a download's place is the path of the last folder
  * sent, kept whole when short and as head, last id and digest when deep, so a cursor stays
  * within a token's length at any depth; cursors of the earlier layout follow the log and
  * are expired in the middle of a download.

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import { Ajv } from 'ajv'
 import addFormats from 'ajv-formats'
 import { SHARED_SCHEMAS } from '../../src/schemas/shared-schemas.js'
-import type { FolderTreeBody } from '../../src/schemas/tree.js'
+import type { FolderTreeBody } from '../../src/schemas/tree-body.js'
 import { FOLDER_TREE_PATH } from '../../src/api/paths.js'
 
 /** The tree feed's wire shape (docs/api.md "Folder tree"): what a body may and may not hold. */

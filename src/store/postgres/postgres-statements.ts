@@ -85,7 +85,7 @@ export const generationColumn = (row: GenerationRow) => row.generation
  * The listing statement: ONE round trip per listing request. `total` is the maintained
  * count of the parent row (migration 002), so checking the parent and counting is a single
  * primary-key read; a missing, foreign or deleted parent yields no row at all. The page is
- * then read from the nearer end (as store/page-window.ts does for SQLite): `head` walks
+ * then read from the nearer end (as store/sqlite/page-window.ts does for SQLite): `head` walks
  * folders_listing forwards past the rows before the page, `tail` backwards past the rows
  * after it, and the one-time filter on `win` runs only the cheaper of the two, so the last
  * page of 100,000 children costs what the first does. One statement is one snapshot: the

@@ -103,7 +103,7 @@ export interface HotStatements {
 }
 
 /**
- * A page read forwards, or backwards from the end (see store/page-window.ts); or, for a
+ * A page read forwards, or backwards from the end (see page-window.ts); or, for a
  * continuation token, the rows after or before a key, found by seeking the index.
  */
 interface PageStatements {

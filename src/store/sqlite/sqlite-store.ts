@@ -24,7 +24,7 @@ import {
 } from '../store.js'
 import { migrateSqlite } from './sqlite-migrations.js'
 import { translate } from './sqlite-errors.js'
-import { pageWindow } from '../page-window.js'
+import { pageWindow } from './page-window.js'
 import { itemsOf } from '../import-faults.js'
 import { importIntoSqlite } from './sqlite-import.js'
 import { openSqliteDatabase, type SqliteSettings } from './sqlite-connections.js'

@@ -10,6 +10,7 @@ import step010TreeLog from './010-tree-log.js'
 import step011ChangeNotifications from './011-change-notifications.js'
 import step012TreeWalk from './012-tree-walk.js'
 import step013OwnerChildCounts from './013-owner-child-counts.js'
+import step014InsertedRowCounts from './014-inserted-row-counts.js'
 
 /**
  * The steps of the PostgreSQL backend's schema (docs/api.md, "Data model"), in the order
@@ -37,4 +38,5 @@ export const MIGRATIONS: readonly SqlMigration[] = [
   step011ChangeNotifications,
   step012TreeWalk,
   step013OwnerChildCounts,
+  step014InsertedRowCounts,
 ]

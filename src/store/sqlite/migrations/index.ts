@@ -11,6 +11,7 @@ import step009NaturalOrder from './009-natural-order.js'
 import step010TreeLog from './010-tree-log.js'
 import step012TreeWalk from './012-tree-walk.js'
 import step013OwnerChildCounts from './013-owner-child-counts.js'
+import step014InsertedRowCounts from './014-inserted-row-counts.js'
 
 /**
  * The steps of the embedded backend's schema (docs/api.md, "Data model"), in the order they
@@ -36,4 +37,5 @@ export const MIGRATIONS: readonly SqlMigration[] = [
   step010TreeLog,
   step012TreeWalk,
   step013OwnerChildCounts,
+  step014InsertedRowCounts,
 ]

@@ -1,7 +1,7 @@
 import { normaliseUuid } from '../ids.js'
 import { toFolderBody } from '../schemas/folder-body.js'
 import type { DeploymentSealers } from '../tokens/token-sealers.js'
-import type { ChangeEntry, FolderChangesBody } from '../schemas/changes.js'
+import type { ChangeEntry, FolderChangesBody } from '../schemas/changes-body.js'
 import {
   DEFAULT_CHANGES_LIMIT,
   MAX_CHANGES_LIMIT,

@@ -1,6 +1,6 @@
 import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { recordHijackedRequest } from './plugins/request-completion.js'
+import { recordHijackedRequest } from '../plugins/request-completion.js'
 import { beatEvery } from './heartbeats.js'
 
 /**

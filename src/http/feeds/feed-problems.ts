@@ -1,7 +1,7 @@
-import type { HoldRefusal } from '../feed/held-request.js'
-import { sessionEnded } from './auth.js'
-import type { ParameterRules } from '../schemas/list-folders-query.js'
-import { problems, type HttpProblem } from './problems.js'
+import type { HoldRefusal } from '../../feed/held-request.js'
+import { sessionEnded } from '../auth.js'
+import type { ParameterRules } from '../../schemas/list-folders-query.js'
+import { problems, type HttpProblem } from '../problems.js'
 
 /** The outcomes both feeds (changes, tree) share, as the problems they answer with. */
 export type FeedRefusal =

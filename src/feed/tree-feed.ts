@@ -1,6 +1,6 @@
 import { toFolderBody } from '../schemas/folder-body.js'
 import type { DeploymentSealers } from '../tokens/token-sealers.js'
-import type { FolderTreeBody, TreeEntry } from '../schemas/tree.js'
+import type { FolderTreeBody, TreeEntry } from '../schemas/tree-body.js'
 import type { TreeQueryString } from '../schemas/tree-query.js'
 import {
   ALL_ROWS,
@@ -11,7 +11,7 @@ import {
   type ServingStore,
   type SessionUser,
 } from '../store/store.js'
-import { changesRequest, type ChangesRequest } from './changes.js'
+import { changesRequest, type ChangesRequest } from './changes-feed.js'
 import {
   holdUntilChanged,
   readOnce,

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { ServingStore, SessionUser } from '../store/store.js'
-import { authenticate } from './auth.js'
+import type { ServingStore, SessionUser } from '../../store/store.js'
+import { authenticate } from '../auth.js'
 import {
   eventFrame,
   streamEvents,
@@ -8,14 +8,14 @@ import {
   type NextFrame,
   type StreamControl,
 } from './event-stream.js'
-import { problemBody, problems, toProblem, type HttpProblem } from './problems.js'
+import { problemBody, problems, toProblem, type HttpProblem } from '../problems.js'
 import { feedProblem, type FeedRefusal } from './feed-problems.js'
-import type { HoldOptions, Idle } from '../feed/held-request.js'
-import { sessionAfter } from '../feed/session-recheck.js'
-import type { Hold } from '../feed/watcher.js'
-import { TOKEN_PATTERN } from '../schemas/bounded.js'
-import { MAX_WAIT_SECONDS } from '../api/limits.js'
-import type { ParameterRules } from '../schemas/list-folders-query.js'
+import type { HoldOptions, Idle } from '../../feed/held-request.js'
+import { sessionAfter } from '../../feed/session-recheck.js'
+import type { Hold } from '../../feed/watcher.js'
+import { TOKEN_PATTERN } from '../../schemas/bounded.js'
+import { MAX_WAIT_SECONDS } from '../../api/limits.js'
+import type { ParameterRules } from '../../schemas/list-folders-query.js'
 
 /**
  * A feed followed over Server-Sent Events (docs/api.md "Push"): any feed whose answers are

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Uuid } from './bounded.js'
-import { feedBody, OwnerChange } from './changes.js'
+import { feedBody, OwnerChange } from './changes-body.js'
 import { Folder } from './folder.js'
 import { refTo } from './ref.js'
 
