@@ -25,6 +25,7 @@ describe('a host list in DATABASE_URL', () => {
     assert.deepEqual(list.hosts[1], {
       target: 'localhost:6011',
       url: `postgres://app:${PASSWORD}@localhost:6011/app?sslmode=prefer`,
+      plainUrl: `postgres://app:${PASSWORD}@localhost:6011/app?sslmode=disable`,
     })
   })
 
@@ -110,5 +111,19 @@ describe('FAILOVER_WAIT_MS', () => {
     assert.equal(loadConfig({}).failoverWaitMs, 10_000)
     assert.equal(loadConfig({ FAILOVER_WAIT_MS: '0' }).failoverWaitMs, 0)
     assert.throws(() => loadConfig({ FAILOVER_WAIT_MS: '-1' }), /FAILOVER_WAIT_MS/)
+  })
+})
+
+describe('sslmode=prefer, as pg_autoctl show uri writes it', () => {
+  it('keeps a plain fallback URL for each host (libpq tries SSL, then without)', () => {
+    const list = parseHostList('postgres://u@a:1,b:2/db?target_session_attrs=read-write&sslmode=prefer')
+    assert.deepEqual(list.hosts[0], {
+      target: 'a:1',
+      url: 'postgres://u@a:1/db?sslmode=prefer',
+      plainUrl: 'postgres://u@a:1/db?sslmode=disable',
+    })
+    assert.equal(parseHostList('postgres://u@a:1,b:2/db?sslmode=require').hosts[0]?.plainUrl, undefined)
+    // One host not followed: node-postgres reads it as it always did.
+    assert.equal(parseHostList('postgres://u@a:1/db?sslmode=prefer').hosts[0]?.plainUrl, undefined)
   })
 })

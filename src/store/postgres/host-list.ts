@@ -15,8 +15,17 @@ type SessionAttrs = 'read-write' | 'any'
 export interface DatabaseHost {
   /** `host:port`, for messages and logs */
   target: string
-  /** the URL with this one host and no target_session_attrs, for node-postgres */
+  /**
+   * the URL with this one host and no target_session_attrs, for node-postgres; with
+   * sslmode=prefer the finder may switch it to `plainUrl` (see there)
+   */
   url: string
+  /**
+   * With sslmode=prefer (what `pg_autoctl show uri` writes), the URL with sslmode=disable:
+   * libpq falls back to a plain connection when the server has no SSL, node-postgres does
+   * not, so the finder does (primary-finder.ts) and keeps using the one that worked.
+   */
+  plainUrl?: string
 }
 
 export interface HostList {
@@ -72,6 +81,12 @@ function splitAttrs(rest: string): { rest: string; attrs: string | undefined } {
   return { rest: rest.slice(0, queryAt) + (kept.length > 0 ? `?${kept.join('&')}` : '') + fragment, attrs }
 }
 
+const SSLMODE_PREFER = /([?&])sslmode=prefer(&|#|$)/
+
+function plainFallback(url: string): { plainUrl?: string } {
+  return SSLMODE_PREFER.test(url) ? { plainUrl: url.replace(SSLMODE_PREFER, '$1sslmode=disable$2') } : {}
+}
+
 /**
  * Splits a postgres:// URL into its hosts; throws HostListError with a reason that never
  * quotes the URL.
@@ -110,10 +125,8 @@ export function parseHostList(url: string): HostList {
     }
     const [, host = '', rawPort] = match
     const port = portOf(rawPort, index)
-    return {
-      target: `${host}:${port}`,
-      url: `${scheme}${credentials === undefined ? '' : `${credentials}@`}${host}:${port}${rest}`,
-    }
+    const url = `${scheme}${credentials === undefined ? '' : `${credentials}@`}${host}:${port}${rest}`
+    return { target: `${host}:${port}`, url, ...plainFallback(url) }
   })
   return { hosts, attrs, follows: true }
 }

@@ -138,7 +138,10 @@ export class Connections {
     deadline: number,
   ): Promise<QueryResult<R>> {
     for (;;) {
-      const active = await this.primaryPool(deadline)
+      // No wait past FAILOVER_WAIT_MS after the primary was lost, however long this statement
+      // queued first (session lookups wait for a batch): the request's budget, not the statement's.
+      const budget = Date.now() - (this.finder?.withoutPrimaryMs() ?? 0) + this.follow.failoverWaitMs
+      const active = await this.primaryPool(Math.min(deadline, budget))
       try {
         return await this.once<R>(active, query)
       } catch (error) {

@@ -15,6 +15,9 @@ import { reasonOf } from './postgres-errors.js'
  * it up to its own deadline. One search at a time, however many callers wait.
  */
 
+/** node-postgres's error when it asked for SSL and the server has none */
+const NO_SSL = 'does not support SSL'
+
 /** Pause between two passes over the hosts while none is the primary. */
 const PASS_PAUSE_MS = 100
 
@@ -143,10 +146,22 @@ export class PrimaryFinder {
     for (const listener of this.listeners) listener({ from: from.target, to: host.target, withoutPrimaryMs })
   }
 
-  /** null when `host` serves as the primary; else why not, in a few words. */
+  /**
+   * null when `host` serves as the primary; else why not, in a few words. With
+   * sslmode=prefer, a server without SSL is tried again without it, as libpq does, and the
+   * host keeps the URL that worked.
+   */
   private async probe(host: DatabaseHost): Promise<string | null> {
+    const problem = await this.probeUrl(host.url)
+    if (host.plainUrl === undefined || problem === null || !problem.includes(NO_SSL)) return problem
+    const plain = await this.probeUrl(host.plainUrl)
+    if (!plain?.startsWith('unreachable')) host.url = host.plainUrl
+    return plain
+  }
+
+  private async probeUrl(url: string): Promise<string | null> {
     const client = new pg.Client({
-      connectionString: host.url,
+      connectionString: url,
       connectionTimeoutMillis: this.connectTimeoutMs,
       query_timeout: this.connectTimeoutMs,
       fallback_application_name: 'folder-service (primary finder)',
