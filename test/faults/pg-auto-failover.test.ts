@@ -180,6 +180,8 @@ describe('a pg_auto_failover formation: switchover and crash under load', { skip
   let writing = true
   let writer: Promise<void>
   let load: Load
+  /** /readyz asked throughout, as a load balancer would */
+  let readiness: Load
   let followers: Follower[] = []
   let outcomes: Outcome[] = []
 
@@ -230,6 +232,13 @@ describe('a pg_auto_failover formation: switchover and crash under load', { skip
     ]
     // Readers: the same page over and over (a cache hit until the next write), and pages of
     // changing sizes (a cache miss each).
+    readiness = new Load({
+      base,
+      connections: 1,
+      path: () => '/readyz',
+      timeoutMs: WAIT_MS + 5000,
+      pauseMs: 100,
+    }).start()
     load = new Load({
       base,
       connections: 4,
@@ -253,6 +262,7 @@ describe('a pg_auto_failover formation: switchover and crash under load', { skip
     writing = false
     await writer
     await load?.stop()
+    await readiness?.stop()
     await Promise.all(followers.map((follower) => follower.stop()))
     await service?.stop()
     await store?.close()
@@ -332,6 +342,17 @@ describe('a pg_auto_failover formation: switchover and crash under load', { skip
     console.log(
       `crash: ${JSON.stringify(tally(mine))}, error window ${window} ms, writes accepted ${accepted.endedAt - crashedAt} ms after the crash`,
     )
+  })
+
+  it('/readyz stays ready throughout; /metrics counts both changes of primary', async () => {
+    const answers = tally(readiness.outcomes)
+    assert.deepEqual(Object.keys(answers), ['200'], JSON.stringify(answers))
+    const metrics = await (await fetch(`${service.base}/metrics`)).text()
+    assert.match(metrics, /^db_primary_changes_total 2$/m)
+    const without = Number(/^db_without_primary_seconds_total (\S+)$/m.exec(metrics)?.[1])
+    assert.ok(without > 0, `time without a primary: ${without} s`)
+    assert.match(metrics, /^db_primary\{host="127\.0\.0\.1:600[123]"\} 1$/m)
+    console.log(`readyz: ${JSON.stringify(answers)}; ${without.toFixed(1)} s without a primary`)
   })
 
   it('every follower holds what the final listing holds; no 410, nothing written lost', async () => {

@@ -7,7 +7,7 @@ import type { ListFoldersQuery, Store } from '../../src/store/store.js'
 import { parseHostList } from '../../src/store/postgres/host-list.js'
 import { PrimaryFinder } from '../../src/store/postgres/primary-finder.js'
 import { TEST_SETTINGS } from '../helpers/databases/backends.js'
-import { freshPostgresDatabase } from '../helpers/databases/postgres.js'
+import { freshPostgresDatabase, withAdminClient } from '../helpers/databases/postgres.js'
 import { replicaSkip } from '../helpers/databases/replica.js'
 import { tcpProxy, type TcpProxy } from '../helpers/databases/tcp-proxy.js'
 import { writeJson, tempDir } from '../helpers/processes/cli-database.js'
@@ -165,6 +165,81 @@ describe('PostgreSQL: a host list in DATABASE_URL', { skip: replicaSkip }, () =>
       assert.equal(store.primaryFailover?.()?.changes, 1)
       // New statements go to the primary, not to the standby behind the old host.
       await store.setUserFrozen(OWNER, false, Date.now())
+    })
+
+    it('no primary: a read waits FAILOVER_WAIT_MS, then 503; a primary back serves within a second', async () => {
+      proxy.retarget(Number(portOf(primaryUrl)))
+      const store = await open(hostList(db.url, [`127.0.0.1:${proxy.port}`]), 400)
+      assert.ok((await store.listFolders(ROOT)) !== null)
+      proxy.retarget(Number(portOf(replicaUrl)))
+      const started = Date.now()
+      await assert.rejects(store.listFolders(ROOT), (error: Error) => {
+        assert.equal(error.name, 'StoreUnavailableError')
+        assert.match(error.message, /in recovery/)
+        return true
+      })
+      const waited = Date.now() - started
+      assert.ok(waited >= 300 && waited < 400 + 1500, `answered after ${waited} ms`)
+      // /readyz's check: past the budget without a primary, not ready, at once.
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      const pinged = Date.now()
+      await assert.rejects(store.ping())
+      assert.ok(Date.now() - pinged < 1000)
+      proxy.retarget(Number(portOf(primaryUrl)))
+      // The search goes on without callers: the first 200 comes within a second.
+      const back = Date.now()
+      for (;;) {
+        const page = await store.listFolders(ROOT).catch(() => undefined)
+        if (page !== undefined) break
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      assert.ok(Date.now() - back < 1000, `back after ${Date.now() - back} ms`)
+    })
+
+    it('an import cut by the move writes nothing, says so in one line, and runs again', async () => {
+      proxy.retarget(Number(portOf(primaryUrl)))
+      const dir = tempDir()
+      const count = 60_000
+      const file = writeJson(dir.dir, 'big.json', {
+        folders: Array.from({ length: count }, (_, i) => ({
+          id: `fa120000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`,
+          name: `bulk ${i}`,
+          owner_id: OWNER,
+        })),
+      })
+      const url = hostList(db.url, [`127.0.0.1:${proxy.port}`, primary])
+      const importing = runCli(['import', file], { env: { DATABASE_URL: url } })
+      // Cut once the import's transaction is under way (its rows are not visible before COMMIT).
+      await withAdminClient(db.url, async (client) => {
+        for (let i = 0; i < 200; i++) {
+          const { rows } = await client.query<{ n: string }>(
+            "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query NOT LIKE '%pg_stat_activity%'",
+          )
+          if (Number(rows[0]?.n) > 0) break
+          await new Promise((resolve) => setTimeout(resolve, 25))
+        }
+      })
+      proxy.retarget(Number(portOf(replicaUrl)))
+      const cut = await importing
+      assert.notEqual(cut.code, 0, cut.stdout)
+      const lines = cut.stderr
+        .trim()
+        .split('\n')
+        .filter((line) => line.startsWith('folder-service:'))
+      assert.equal(lines.length, 1, cut.stderr)
+      assert.match(lines[0] ?? '', /nothing was imported, run the import again$/)
+      const bulk = async () =>
+        withAdminClient(db.url, async (client) => {
+          const { rows } = await client.query<{ n: string }>(
+            "SELECT count(*) AS n FROM folders WHERE name LIKE 'bulk %'",
+          )
+          return Number(rows[0]?.n)
+        })
+      assert.equal(await bulk(), 0)
+      const again = await runCli(['import', file], { env: { DATABASE_URL: url } })
+      assert.equal(again.code, 0, again.stderr)
+      assert.equal(await bulk(), count)
+      dir.remove()
     })
   })
 })

@@ -11,9 +11,15 @@ import { reasonOf } from './postgres-errors.js'
  * each on a short-lived connection, and the first that answers (`any`), or the first that is
  * not in recovery and not read-only (`read-write`), is the primary until a statement on it
  * says otherwise (isLostPrimary). Then the next caller starts a search, which repeats a pass
- * over the hosts every PASS_PAUSE_MS while some caller's wait lasts; every caller waits for
- * it up to its own deadline. One search at a time, however many callers wait.
+ * over the hosts every PASS_PAUSE_MS until a primary answers (every SLOW_PASS_PAUSE_MS once
+ * the outage is long), so that the service is back as soon as the database is, with or
+ * without callers; every caller waits for it up to its own deadline. One search at a time,
+ * however many callers wait.
  */
+
+/** Pause between passes once no primary has been known for LONG_OUTAGE_MS: fewer probes. */
+const SLOW_PASS_PAUSE_MS = 500
+const LONG_OUTAGE_MS = 30_000
 
 /** node-postgres's error when it asked for SSL and the server has none */
 const NO_SSL = 'does not support SSL'
@@ -43,8 +49,6 @@ export class PrimaryFinder {
   /** the primary before the one lost, for the change line */
   private previous: DatabaseHost | null = null
   private search: Promise<void> | null = null
-  /** the latest deadline of any waiting caller: passes go on until then */
-  private searchUntil = 0
   private lastReasons = 'not searched yet'
   private lostAt: number | null = null
   private changes = 0
@@ -70,7 +74,6 @@ export class PrimaryFinder {
   async find(deadline: number): Promise<DatabaseHost> {
     if (this.current !== null) return this.current
     if (this.closed) throw new Error('the PostgreSQL store is closed')
-    this.searchUntil = Math.max(this.searchUntil, deadline)
     this.search ??= this.searchPasses().finally(() => {
       this.search = null
     })
@@ -129,8 +132,7 @@ export class PrimaryFinder {
         reasons.push(`${host.target} ${problem}`)
       }
       this.lastReasons = reasons.join('; ')
-      if (Date.now() + PASS_PAUSE_MS >= this.searchUntil) return
-      await sleep(PASS_PAUSE_MS)
+      await sleep(this.withoutPrimaryMs() < LONG_OUTAGE_MS ? PASS_PAUSE_MS : SLOW_PASS_PAUSE_MS)
     }
   }
 
