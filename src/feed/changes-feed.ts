@@ -1,12 +1,7 @@
-import { normaliseUuid } from '../ids.js'
 import { toFolderBody } from '../schemas/folder-body.js'
 import type { DeploymentSealers } from '../tokens/token-sealers.js'
 import type { ChangeEntry, FolderChangesBody } from '../schemas/changes-body.js'
-import {
-  DEFAULT_CHANGES_LIMIT,
-  MAX_CHANGES_LIMIT,
-  type ChangesQueryString,
-} from '../schemas/changes-query.js'
+import type { ChangesQueryString } from '../schemas/changes-query.js'
 import {
   ALL_ROWS,
   type ChangePosition,
@@ -16,15 +11,9 @@ import {
   type SessionUser,
 } from '../store/store.js'
 import { changesBinding, type ChangesCursors } from '../tokens/changes-cursor.js'
-import {
-  holdUntilChanged,
-  readOnce,
-  type HeldRead,
-  type HoldOptions,
-  type HoldRefusal,
-  type Idle,
-} from './held-request.js'
-import type { ChangeWatcher, Hold } from './watcher.js'
+import { feedFolderId, feedRequest, HeldFeed, type FeedOutcome, type FeedRequest } from './feed.js'
+import type { HeldRead } from './held-request.js'
+import type { ChangeWatcher } from './watcher.js'
 
 /**
  * The changes feed of one parent (docs/api.md "Changes"), knowing nothing of HTTP: the
@@ -34,32 +23,17 @@ import type { ChangeWatcher, Hold } from './watcher.js'
  * outcome is a value; the route turns them into 200, 404, 400, 410 and 429.
  */
 
-/** What a changes request asks for, after validation: limit clamped, folder id lower-cased. */
-export interface ChangesRequest {
+/** What a changes request asks for, after validation (a null cursor: start now). */
+export interface ChangesRequest extends FeedRequest {
   /** null: the root */
   parentId: string | null
-  /** the cursor as sent; null: start now */
-  cursor: string | null
-  limit: number
-  /** seconds to hold the answer when nothing follows the cursor */
-  wait: number
 }
 
-export function changesRequest({ folder_id, cursor, limit, wait }: ChangesQueryString): ChangesRequest {
-  return {
-    parentId: folder_id === undefined ? null : normaliseUuid(folder_id),
-    cursor: cursor ?? null,
-    limit: limit === undefined ? DEFAULT_CHANGES_LIMIT : Math.min(Number(limit), MAX_CHANGES_LIMIT),
-    wait: wait === undefined ? 0 : Number(wait),
-  }
+export function changesRequest({ folder_id, ...query }: ChangesQueryString): ChangesRequest {
+  return { parentId: feedFolderId(folder_id), ...feedRequest(query) }
 }
 
-export type FeedOutcome =
-  | { outcome: 'answer'; body: FolderChangesBody }
-  | { outcome: 'parent-not-found' }
-  | { outcome: 'cursor-invalid' }
-  | { outcome: 'expired' }
-  | HoldRefusal
+export type ChangesOutcome = FeedOutcome<FolderChangesBody>
 
 type ChangesRead = Extract<ChangesResult, { outcome: 'changes' }>
 
@@ -91,7 +65,7 @@ export function changesBody(read: ChangesRead, cursors: ChangesCursors, binding:
   return { changes: [...entries.values()], cursor: cursors.seal(position, binding), has_more: read.more }
 }
 
-export class ChangesFeed {
+export class ChangesFeed extends HeldFeed<ChangesRequest, FolderChangesBody> {
   /**
    * Reads in flight by what they ask: requests woken together (many clients following one
    * folder from the same point) share one read rather than each making its own. Only woken
@@ -103,35 +77,23 @@ export class ChangesFeed {
    * The answer of a read, built once for all the requests that shared it: one object, so
    * that they also share the session check after it (session-recheck.ts).
    */
-  private readonly answers = new WeakMap<ChangesRead, FeedOutcome>()
+  private readonly answers = new WeakMap<ChangesRead, ChangesOutcome>()
 
   constructor(
     private readonly store: Pick<ServingStore, 'readChanges'>,
     private readonly sealers: DeploymentSealers,
-    private readonly watcher: ChangeWatcher,
-  ) {}
-
-  /** The answer for `user`'s feed of `request.parentId`, held up to `request.wait` seconds. */
-  async follow(user: SessionUser, request: ChangesRequest, options: HoldOptions): Promise<FeedOutcome> {
-    const held = await this.heldRead(user, request)
-    return 'read' in held ? holdUntilChanged(this.watcher, held, options) : held
+    watcher: ChangeWatcher,
+  ) {
+    super(watcher)
   }
 
-  /** One read for a caller that parks itself (held-request.ts readOnce). */
-  async step(
+  /** The reads of `user`'s feed of `request.parentId`. */
+  protected async heldRead(
     user: SessionUser,
     request: ChangesRequest,
-    wokenAt: number | null,
-  ): Promise<FeedOutcome | Idle> {
-    const held = await this.heldRead(user, request)
-    return 'read' in held ? readOnce(held, wokenAt) : held
-  }
-
-  private async heldRead(
-    user: SessionUser,
-    request: ChangesRequest,
-  ): Promise<HeldRead<FeedOutcome> | { outcome: 'cursor-invalid' }> {
-    const { parentId, cursor, limit, wait } = request
+    readOnce: boolean,
+  ): Promise<HeldRead<ChangesOutcome> | { outcome: 'cursor-invalid' }> {
+    const { parentId, cursor, limit } = request
     const cursors = (await this.sealers.get()).changes
     const binding = changesBinding(user.id, parentId)
     let after: ChangePosition | null = null
@@ -139,7 +101,7 @@ export class ChangesFeed {
       after = cursors.open(cursor, binding)
       if (after === null) return { outcome: 'cursor-invalid' }
     }
-    const answer = (result: ChangesRead): FeedOutcome => {
+    const answer = (result: ChangesRead): ChangesOutcome => {
       let outcome = this.answers.get(result)
       if (outcome === undefined) {
         outcome = { outcome: 'answer', body: changesBody(result, cursors, binding) }
@@ -150,7 +112,7 @@ export class ChangesFeed {
     const position = after
     return {
       user,
-      wait: position === null ? 0 : wait,
+      readOnce,
       // At the session's own generation, with the whole of it consumed, nothing can follow.
       parkedAt:
         position !== null && position.generation === user.generation && position.row === ALL_ROWS
@@ -161,20 +123,12 @@ export class ChangesFeed {
         const query = { ownerId: user.id, parentId, after: position, limit, minGeneration }
         const result = await (woken ? this.shared(query) : this.store.readChanges(query))
         if (result.outcome !== 'changes') return { send: { outcome: result.outcome } }
-        if (position === null || result.rows.length > 0 || wait === 0) return { send: answer(result) }
+        if (readOnce || result.rows.length > 0) return { send: answer(result) }
         return { nothing: result.present.generation }
       },
       // Held: no changes, the same cursor, when the wait ends without one.
       unchanged: { outcome: 'answer', body: { changes: [], cursor: cursor ?? '', has_more: false } },
     }
-  }
-
-  /**
-   * A place among the process's held requests for a caller that holds one throughout (an
-   * event stream of session `holder`), or null past the process's or the session's bound.
-   */
-  hold(holder: string): Hold | null {
-    return this.watcher.hold(holder)
   }
 
   private shared(query: ChangesQuery): Promise<ChangesResult> {

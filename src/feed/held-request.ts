@@ -1,4 +1,5 @@
 import type { SessionUser } from '../store/store.js'
+import { sessionVerdict, type FeedSession, type SessionRefusal } from './session-recheck.js'
 import type { ChangeWatcher, Hold } from './watcher.js'
 
 /**
@@ -10,33 +11,18 @@ import type { ChangeWatcher, Hold } from './watcher.js'
  * arrival, and the answer read before that check is dropped.
  */
 
-/** The request's session, as the feeds see it. */
-export interface FeedSession {
-  /** the session id: held requests are bounded per session */
-  id: string
-  /**
-   * The session read again, as on arrival (null: revoked, expired, or its user gone), for
-   * `answer`: shared by the requests sent that one answer (session-recheck.ts). Absent
-   * where the caller checks after every read itself (an event stream, http/feeds/feed-stream.ts,
-   * by the same rule).
-   */
-  recheck?(answer: object): Promise<SessionUser | null>
-}
-
 export interface HoldOptions {
   /** aborts a held request (the client went away) */
   signal: AbortSignal
+  /** checked again after a wait (session-recheck.ts) */
   session: FeedSession
   /** the caller's own slot (an event stream holds one for its whole life): used, not released */
   hold?: Hold
 }
 
-/** How a request ends when a check made after a wait fails, or when it may not be held. */
+/** How a request ends when the session check made after a wait fails, or when it may not be held. */
 export type HoldRefusal =
-  /** the session was revoked or expired, or its user deleted, during the wait: 401 */
-  | { outcome: 'session-ended' }
-  /** the user was frozen during the wait: 403 */
-  | { outcome: 'frozen' }
+  | SessionRefusal
   /** the process, or this session, holds as many requests as it may: refuse, do not spin */
   | { outcome: 'busy' }
 
@@ -45,8 +31,12 @@ type Polled<T> = { send: T } | { nothing: number }
 
 export interface HeldRead<T> {
   user: SessionUser
-  /** seconds to hold while nothing is found; 0: read once */
-  wait: number
+  /**
+   * One read, answered even when it finds nothing (a request without a cursor or with
+   * `wait=0`, a stream's last read before it closes); otherwise a read that finds nothing
+   * says so, and the caller holds or parks.
+   */
+  readOnce: boolean
   /**
    * The owner's generation when it is known, without reading, that nothing follows the
    * cursor at it (the cursor is at the session's own present): park at once.
@@ -61,13 +51,15 @@ export interface HeldRead<T> {
   unchanged: T
 }
 
+/** `request` held up to `wait` seconds while nothing is found. */
 export async function holdUntilChanged<T extends object>(
   watcher: ChangeWatcher,
   request: HeldRead<T>,
+  wait: number,
   options: HoldOptions,
 ): Promise<T | HoldRefusal> {
-  const { user, wait } = request
-  if (wait === 0 || !watcher.open) {
+  const { user } = request
+  if (request.readOnce || !watcher.open) {
     const found = await request.read(user.generation, false)
     return 'send' in found ? found.send : request.unchanged
   }
@@ -106,27 +98,24 @@ export interface Idle {
  * One read for a caller that parks on the watcher itself rather than being held here (an
  * event stream, http/feeds/feed-stream.ts): what it found, or the generation to park at.
  * `wokenAt`: the generation whose wake started this read (null: not woken); the read is at
- * least that new. The caller checks the session after the read (the same rule as above).
+ * least that new. The caller checks the session after the read (sessionVerdict, as above).
  */
-export async function readOnce<T extends object>(
+export async function readStep<T extends object>(
   request: HeldRead<T>,
   wokenAt: number | null,
 ): Promise<T | Idle> {
-  const { user, wait, parkedAt } = request
-  if (wait > 0 && wokenAt === null && parkedAt !== null) return { outcome: 'idle', generation: parkedAt }
+  const { user, readOnce, parkedAt } = request
+  if (!readOnce && wokenAt === null && parkedAt !== null) return { outcome: 'idle', generation: parkedAt }
   const found = await request.read(Math.max(user.generation, wokenAt ?? user.generation), wokenAt !== null)
   if ('send' in found) return found.send
-  return wait === 0 ? request.unchanged : { outcome: 'idle', generation: found.nothing }
+  return readOnce ? request.unchanged : { outcome: 'idle', generation: found.nothing }
 }
 
 /**
  * `answer`, when the session still passes the arrival checks. The answer was read before
  * this check, so nothing committed after a revoke or a freeze can reach the client.
  */
-async function checked<T extends object>(answer: T, session: FeedSession): Promise<T | HoldRefusal> {
-  if (session.recheck === undefined) return answer
-  const now = await session.recheck(answer)
-  if (now === null) return { outcome: 'session-ended' }
-  if (now.is_suspended) return { outcome: 'frozen' }
-  return answer
+async function checked<T extends object>(answer: T, session: FeedSession): Promise<T | SessionRefusal> {
+  const verdict = await sessionVerdict(answer, session)
+  return verdict.outcome === 'valid' ? answer : verdict
 }

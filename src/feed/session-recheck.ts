@@ -3,28 +3,51 @@ import type { SessionUser } from '../store/store.js'
 /**
  * The one rule for the session check made after a held read (a long-poll answer after its
  * wait, every event of a stream): the check must begin after the answer was read, so that
- * nothing committed after a revoke or a freeze is sent. Followers woken by one commit share
+ * nothing committed after a revoke or a freeze is sent, and it refuses what the arrival
+ * check refuses (docs/api.md "Checks, in this order"). Followers woken by one commit share
  * one answer object, so they share one lookup per session: any lookup begun once the answer
  * exists began after its read.
  */
 
+/** The request's session, as the feeds see it. */
+export interface FeedSession {
+  /** the session id: held requests are bounded per session */
+  id: string
+  /** the session read again, as on arrival (null: revoked, expired, or its user gone) */
+  lookup(): Promise<SessionUser | null>
+}
+
+/** How a request ends when its session fails the check made after a read. */
+export type SessionRefusal =
+  /** the session was revoked or expired, or its user deleted: 401 */
+  | { outcome: 'session-ended' }
+  /** the user was frozen: 403 */
+  | { outcome: 'frozen' }
+
+/** The session's verdict after a read: its user as now stored, or the refusal. */
+export type SessionVerdict = { outcome: 'valid'; user: SessionUser } | SessionRefusal
+
 const lookupsAfter = new WeakMap<object, Map<string, Promise<SessionUser | null>>>()
 
-/** `lookup()` of `sessionId`, made once for all the checks of `answer`. */
-export function sessionAfter(
-  answer: object,
-  sessionId: string,
-  lookup: () => Promise<SessionUser | null>,
-): Promise<SessionUser | null> {
+/** `session` looked up once for all the checks of `answer`. */
+function lookupAfter(answer: object, session: FeedSession): Promise<SessionUser | null> {
   let lookups = lookupsAfter.get(answer)
   if (lookups === undefined) {
     lookups = new Map()
     lookupsAfter.set(answer, lookups)
   }
-  let user = lookups.get(sessionId)
+  let user = lookups.get(session.id)
   if (user === undefined) {
-    user = lookup()
-    lookups.set(sessionId, user)
+    user = session.lookup()
+    lookups.set(session.id, user)
   }
   return user
+}
+
+/** The verdict on `session` once `answer` has been read; rejects only when the lookup does (an outage). */
+export async function sessionVerdict(answer: object, session: FeedSession): Promise<SessionVerdict> {
+  const user = await lookupAfter(answer, session)
+  if (user === null) return { outcome: 'session-ended' }
+  if (user.is_suspended) return { outcome: 'frozen' }
+  return { outcome: 'valid', user }
 }

@@ -11,17 +11,10 @@ import {
   type ServingStore,
   type SessionUser,
 } from '../store/store.js'
-import { changesRequest, type ChangesRequest } from './changes-feed.js'
-import {
-  holdUntilChanged,
-  readOnce,
-  type HeldRead,
-  type HoldOptions,
-  type HoldRefusal,
-  type Idle,
-} from './held-request.js'
+import { feedFolderId, feedRequest, HeldFeed, type FeedOutcome, type FeedRequest } from './feed.js'
+import type { HeldRead } from './held-request.js'
 import { treeBinding, type Expansion, type TreeCursor, type TreeCursors } from '../tokens/tree-cursor.js'
-import type { ChangeWatcher, Hold } from './watcher.js'
+import type { ChangeWatcher } from './watcher.js'
 
 /**
  * The folder tree feed (docs/api.md "Folder tree"), knowing nothing of HTTP. One cursor
@@ -40,23 +33,17 @@ import type { ChangeWatcher, Hold } from './watcher.js'
  * second time (from another generation), so every entry may be applied in order.
  */
 
-export interface TreeRequest extends Omit<ChangesRequest, 'parentId'> {
+/** What a tree request asks for, after validation (a null cursor: a new download). */
+export interface TreeRequest extends FeedRequest {
   /** null: the user's root */
   rootId: string | null
 }
 
-/** Validation is the changes feed's: `root` is checked and normalised as its `folder_id`. */
-export function treeRequest({ root, ...rest }: TreeQueryString): TreeRequest {
-  const { parentId, ...request } = changesRequest({ ...rest, folder_id: root })
-  return { ...request, rootId: parentId }
+export function treeRequest({ root, ...query }: TreeQueryString): TreeRequest {
+  return { rootId: feedFolderId(root), ...feedRequest(query) }
 }
 
-export type TreeOutcome =
-  | { outcome: 'answer'; body: FolderTreeBody }
-  | { outcome: 'parent-not-found' }
-  | { outcome: 'cursor-invalid' }
-  | { outcome: 'expired' }
-  | HoldRefusal
+export type TreeOutcome = FeedOutcome<FolderTreeBody>
 
 /** An answer's entries by folder id ('owner' for the owner), each with the generation it came from. */
 type Entries = Map<string, { entry: TreeEntry; generation: number }>
@@ -75,38 +62,22 @@ type Read =
   | { outcome: 'expired' }
   | { outcome: 'read'; body: FolderTreeBody; idle: boolean; present: ChangePosition }
 
-export class TreeFeed {
+export class TreeFeed extends HeldFeed<TreeRequest, FolderTreeBody> {
   constructor(
     private readonly store: Pick<ServingStore, 'readTreePage' | 'readTreeLog'>,
     private readonly sealers: DeploymentSealers,
-    private readonly watcher: ChangeWatcher,
-  ) {}
-
-  /**
-   * A place among the process's held requests for a caller that holds one throughout (an
-   * event stream of session `holder`), or null past the process's or the session's bound.
-   */
-  hold(holder: string): Hold | null {
-    return this.watcher.hold(holder)
+    watcher: ChangeWatcher,
+  ) {
+    super(watcher)
   }
 
-  /** The answer for `user`'s tree below `request.rootId`, held up to `request.wait` seconds. */
-  async follow(user: SessionUser, request: TreeRequest, options: HoldOptions): Promise<TreeOutcome> {
-    const held = await this.heldRead(user, request)
-    return 'read' in held ? holdUntilChanged(this.watcher, held, options) : held
-  }
-
-  /** One read for a caller that parks itself (held-request.ts readOnce). */
-  async step(user: SessionUser, request: TreeRequest, wokenAt: number | null): Promise<TreeOutcome | Idle> {
-    const held = await this.heldRead(user, request)
-    return 'read' in held ? readOnce(held, wokenAt) : held
-  }
-
-  private async heldRead(
+  /** The reads of `user`'s tree below `request.rootId`. */
+  protected async heldRead(
     user: SessionUser,
     request: TreeRequest,
+    readOnce: boolean,
   ): Promise<HeldRead<TreeOutcome> | { outcome: 'expired' } | { outcome: 'cursor-invalid' }> {
-    const { rootId, cursor, limit, wait } = request
+    const { rootId, cursor, limit } = request
     const cursors = (await this.sealers.get()).tree
     const binding = treeBinding(user.id, rootId)
     let from: TreeCursor | null = null
@@ -124,12 +95,12 @@ export class TreeFeed {
       start.position.row === ALL_ROWS
     return {
       user,
-      wait: start === null ? 0 : wait,
+      readOnce,
       parkedAt: caughtUp ? user.generation : null,
       read: async (minGeneration) => {
         const read = await this.read(user.id, rootId, start, limit, minGeneration, cursors, binding)
         if (read.outcome !== 'read') return { send: read }
-        if (!read.idle || wait === 0) return { send: { outcome: 'answer', body: read.body } }
+        if (!read.idle || readOnce) return { send: { outcome: 'answer', body: read.body } }
         return { nothing: read.present.generation }
       },
       unchanged: { outcome: 'answer', body: { changes: [], cursor: cursor ?? '', has_more: false } },
@@ -215,6 +186,12 @@ export class TreeFeed {
       if (log.outcome !== 'log') return log
       owner = log.owner
       for (const row of log.rows) {
+        if (row.kind === 'folder' && row.id === rootId) {
+          // The root is not in its own tree: a change of its own row sends nothing (its
+          // deletion or its leaving the user ends the follow with 404 instead).
+          position = row.position
+          continue
+        }
         const key = row.kind === 'owner' ? 'owner' : row.id
         const held = entries.get(key)
         if (row.kind === 'owner') {

@@ -3,8 +3,6 @@ import { parseCookie } from 'cookie'
 import { isUuid, normaliseUuid } from '../ids.js'
 import type { ServingStore } from '../store/store.js'
 import { problems } from './problems.js'
-import type { FeedSession } from '../feed/held-request.js'
-import { sessionAfter } from '../feed/session-recheck.js'
 
 /**
  * Session-cookie authentication (docs/api.md "Authentication" and "Checks, in this order").
@@ -70,16 +68,10 @@ export function authenticate(
 export const sessionEnded = () => problems.unauthorized(INVALID)
 
 /**
- * The session of an authenticated request, read again by the same one-statement lookup as
- * {@link authenticate}: what a held answer checks before it is sent.
+ * The session id of a request that {@link authenticate} let through (its cookie holds a
+ * well-formed session id).
  */
-export function sessionOf(
-  store: Pick<ServingStore, 'findSessionUser'>,
-  request: FastifyRequest,
-  now: () => number = Date.now,
-): Required<FeedSession> {
+export function authenticatedSessionId(request: FastifyRequest): string {
   const cookie = requestSessionCookie(request)
-  // authenticate ran first, so the cookie holds a well-formed session id.
-  const id = typeof cookie === 'object' ? cookie.id : ''
-  return { id, recheck: (answer) => sessionAfter(answer, id, () => store.findSessionUser(id, now())) }
+  return typeof cookie === 'object' ? cookie.id : ''
 }

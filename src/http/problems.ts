@@ -3,7 +3,7 @@ import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidatio
 import type { SchemaErrorFormatter } from 'fastify/types/schema.js'
 import { StoreUnavailableError } from '../store/store.js'
 import type { ProblemBody, ProblemCode } from '../schemas/problem.js'
-import { PARAMETER_RULES, type ParameterRules } from '../schemas/list-folders-query.js'
+import { LISTING_PARAMETER_RULES, type ParameterRules } from '../schemas/parameter-rules.js'
 
 /**
  * Every error leaves as RFC 9457 problem+json (docs/api.md "Errors"). Handlers throw an
@@ -38,9 +38,9 @@ const unavailable = (detail: string) =>
 export const problems = {
   invalidInput: (detail: string) => new HttpProblem(400, 'INVALID_INPUT', detail),
   /** 400 naming a query parameter and its rule (the listing's rules unless a route has its own). */
-  invalidParameter: <Rules extends ParameterRules = typeof PARAMETER_RULES>(
+  invalidParameter: <Rules extends ParameterRules = typeof LISTING_PARAMETER_RULES>(
     param: keyof Rules & string,
-    rules: Rules = PARAMETER_RULES as ParameterRules as Rules,
+    rules: Rules = LISTING_PARAMETER_RULES as ParameterRules as Rules,
   ) => new HttpProblem(400, 'INVALID_INPUT', `Query parameter '${param}' ${rules[param]}.`),
   unauthorized: (detail: string) =>
     new HttpProblem(401, 'UNAUTHORIZED', detail, { 'www-authenticate': UNAUTHORIZED_CHALLENGE }),
@@ -114,7 +114,7 @@ export const parameterProblems =
     validationProblem(errors, context, rules)
 
 const fromValidation = (error: FastifyError): HttpProblem =>
-  validationProblem(error.validation, error.validationContext, PARAMETER_RULES)
+  validationProblem(error.validation, error.validationContext, LISTING_PARAMETER_RULES)
 
 /** Maps anything thrown during a request to the problem it answers with. */
 export function toProblem(error: unknown): HttpProblem {

@@ -2,13 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { MAX_WAIT_SECONDS } from '../api/limits.js'
 import { decimalParameter, Token } from './bounded.js'
 import { MAX_CHANGES_LIMIT } from './changes-body.js'
-import {
-  ListFoldersQuery,
-  PARAMETER_RULES,
-  POSITIVE_INT32,
-  POSITIVE_INT32_PATTERN,
-  type ParameterRules,
-} from './list-folders-query.js'
+import { ListFoldersQuery, POSITIVE_INT32, POSITIVE_INT32_PATTERN } from './list-folders-query.js'
 
 /**
  * Query of GET /v1/folders/changes (docs/api.md "Changes"). As for the listing, values stay
@@ -49,11 +43,3 @@ export const ChangesQuery = Type.Object(
 )
 
 export type ChangesQueryString = Static<typeof ChangesQuery>
-
-/** The 400 `detail` rules of this endpoint: its cursor comes from the feed, not from a page's links. */
-export const CHANGES_PARAMETER_RULES = {
-  ...PARAMETER_RULES,
-  cursor:
-    'must be a changes cursor exactly as an answer of this endpoint or a listing\'s rel="changes" link gave it, for the same user and folder, given once',
-  wait: `must be a whole number of seconds from 0 to ${MAX_WAIT_SECONDS} in decimal digits, given once`,
-} as const satisfies ParameterRules

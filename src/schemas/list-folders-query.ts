@@ -66,16 +66,3 @@ export const ListFoldersQuery = Type.Object(
 )
 
 export type ListFoldersQueryString = Static<typeof ListFoldersQuery>
-
-/** Human wording of each query parameter's rule, for the 400 `detail`. */
-export type ParameterRules = Readonly<Record<string, string>>
-
-/** The rules of GET /v1/folders (and the parameters other routes share with it). */
-export const PARAMETER_RULES = {
-  folder_id: 'must be a UUID in 8-4-4-4-12 hex form, given once',
-  page: 'must be a whole number from 1 to 2147483647 in decimal digits, given once',
-  limit: 'must be a whole number of at least 1 in decimal digits, given once',
-  cursor:
-    'must be a continuation token exactly as this service wrote it into a Link header, for the same user and folder, given once',
-  order: 'must be name or name_natural, given once',
-} as const satisfies ParameterRules

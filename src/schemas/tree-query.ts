@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Token } from './bounded.js'
-import { CHANGES_PARAMETER_RULES, ChangesQuery } from './changes-query.js'
-import { ListFoldersQuery, type ParameterRules } from './list-folders-query.js'
+import { ChangesQuery } from './changes-query.js'
+import { ListFoldersQuery } from './list-folders-query.js'
 
 // Apart from the body's schema (tree-body.ts), which the client and the browser build import:
 // the query's patterns come from server modules that need Node.
@@ -30,11 +30,3 @@ export const TreeQuery = Type.Object(
 )
 
 export type TreeQueryString = Static<typeof TreeQuery>
-
-/** The 400 `detail` rules of this endpoint: its cursor comes from its own answers. */
-export const TREE_PARAMETER_RULES = {
-  ...CHANGES_PARAMETER_RULES,
-  root: 'must be a UUID in 8-4-4-4-12 hex form, given once',
-  cursor:
-    'must be a tree cursor exactly as an answer of this endpoint gave it, for the same user and root, given once',
-} as const satisfies ParameterRules

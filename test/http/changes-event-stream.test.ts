@@ -15,13 +15,17 @@ import { ALICE as OWNER, ALICE_SESSION as SESSION } from '../helpers/fixtures/us
 /**
  * GET /v1/folders/changes as Server-Sent Events (docs/api.md "Push"), read by a client that
  * parses the stream as EventSource does: one event per commit whose data is the 200 body,
- * resuming with Last-Event-ID, the checks before every event (revoked session, folder
- * gone), heartbeats, the held-request bound, and shutdown.
+ * resuming with Last-Event-ID, the checks before every event (revoked session, frozen user,
+ * folder gone), heartbeats, the held-request bound, and shutdown.
  */
 
 const REVOKED = uuid('5ee00000', 3)
 const PARENT = uuid('5ee00000', 4)
 const DOOMED = uuid('5ee00000', 5)
+/** A user of its own, frozen by one test while its stream is idle. */
+const FROZEN_OWNER = uuid('5ee00000', 8)
+const FROZEN_SESSION = uuid('5ee00000', 9)
+const FROZEN_PARENT = uuid('5ee00000', 10)
 const PATH = '/v1/folders/changes'
 
 interface ChangesJson {
@@ -77,14 +81,19 @@ for (const backend of allBackends()) {
       await opened.store.importData(
         validateImport(
           {
-            users: [{ id: OWNER, username: 'alice' }],
+            users: [
+              { id: OWNER, username: 'alice' },
+              { id: FROZEN_OWNER, username: 'frozen-later' },
+            ],
             sessions: [
               { id: SESSION, user_id: OWNER },
               { id: REVOKED, user_id: OWNER },
+              { id: FROZEN_SESSION, user_id: FROZEN_OWNER },
             ],
             folders: [
               { id: PARENT, name: 'followed', owner_id: OWNER },
               { id: DOOMED, name: 'doomed', owner_id: OWNER },
+              { id: FROZEN_PARENT, name: 'followed until frozen', owner_id: FROZEN_OWNER },
             ],
           },
           Date.now(),
@@ -162,6 +171,34 @@ for (const backend of allBackends()) {
       const problem = JSON.parse(final.data) as { status: number; code: string; request_id: string }
       assert.equal(problem.status, 401)
       assert.equal(problem.code, 'UNAUTHORIZED')
+      await stream.ended
+      assert.equal(stream.items.filter((i) => i.kind === 'event').length, 2, 'nothing else was sent')
+    })
+
+    it('ends with an error event carrying the 403 problem once the user is frozen while the stream is idle, sending nothing committed after', async () => {
+      const { base } = await serve()
+      const stream = await openEventStream(`${base}${PATH}?folder_id=${FROZEN_PARENT}`, {
+        cookie: `session_id=${FROZEN_SESSION}`,
+      })
+      streams.push(stream)
+      await stream.nextEvent(5000)
+      // idle: parked on the watcher, nothing pending
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      await sql.run(`UPDATE users SET is_suspended = ${sql.true} WHERE id = ?`, FROZEN_OWNER)
+      const late = randomUUID()
+      await insertLiveFolder(sql, {
+        id: late,
+        name: 'after the freeze',
+        parent: FROZEN_PARENT,
+        owner: FROZEN_OWNER,
+        at: Date.now(),
+      })
+      const final = await stream.nextEvent(5000)
+      assert.equal(final.event, 'error')
+      const problem = JSON.parse(final.data) as { status: number; code: string }
+      assert.equal(problem.status, 403)
+      assert.equal(problem.code, 'FROZEN_ACCOUNT')
+      assert.ok(!final.data.includes(late))
       await stream.ended
       assert.equal(stream.items.filter((i) => i.kind === 'event').length, 2, 'nothing else was sent')
     })

@@ -12,8 +12,8 @@ import { appOver } from '../helpers/apps/test-app.js'
 /**
  * GET /v1/folders/tree as Server-Sent Events (docs/api.md "Push"): the download arrives as
  * events (has_more until the present), a commit as the next one, a reconnect with
- * Last-Event-ID resumes after what it had, and a revoked session ends the stream with an
- * error event. The stream machinery is shared with the changes feed
+ * Last-Event-ID resumes after what it had, and a revoked session or a user frozen while the
+ * stream is idle ends the stream with an error event. The stream machinery is shared with the changes feed
  * (test/http/changes-event-stream.test.ts covers heartbeats, bounds and shutdown).
  */
 
@@ -21,6 +21,10 @@ const OWNER = uuid('7ee00000', 1)
 const SESSION = uuid('7ee00000', 2)
 const ROOT = uuid('7ee00000', 3)
 const CHILD = uuid('7ee00000', 4)
+/** A user of its own, frozen by one test while its stream is idle. */
+const FROZEN_OWNER = uuid('7ee00000', 5)
+const FROZEN_SESSION = uuid('7ee00000', 6)
+const FROZEN_ROOT = uuid('7ee00000', 7)
 const PATH = '/v1/folders/tree'
 
 interface TreeJson {
@@ -36,9 +40,9 @@ for (const backend of allBackends()) {
     let app: FastifyInstance
     let base = ''
     const streams: OpenedStream[] = []
-    const open = async (headers: Record<string, string> = {}) => {
-      const stream = await openEventStream(`${base}${PATH}?root=${ROOT}&limit=1`, {
-        cookie: `session_id=${SESSION}`,
+    const open = async (headers: Record<string, string> = {}, session = SESSION, root = ROOT) => {
+      const stream = await openEventStream(`${base}${PATH}?root=${root}&limit=1`, {
+        cookie: `session_id=${session}`,
         ...headers,
       })
       streams.push(stream)
@@ -63,11 +67,18 @@ for (const backend of allBackends()) {
       await opened.store.importData(
         validateImport(
           {
-            users: [{ id: OWNER, username: 'tree-streamer' }],
-            sessions: [{ id: SESSION, user_id: OWNER }],
+            users: [
+              { id: OWNER, username: 'tree-streamer' },
+              { id: FROZEN_OWNER, username: 'frozen-later' },
+            ],
+            sessions: [
+              { id: SESSION, user_id: OWNER },
+              { id: FROZEN_SESSION, user_id: FROZEN_OWNER },
+            ],
             folders: [
               { id: ROOT, name: 'root', owner_id: OWNER },
               { id: CHILD, name: 'child', owner_id: OWNER, folder_id: ROOT },
+              { id: FROZEN_ROOT, name: 'followed until frozen', owner_id: FROZEN_OWNER },
             ],
           },
           Date.now(),
@@ -108,6 +119,32 @@ for (const backend of allBackends()) {
         (JSON.parse(resumed.data) as TreeJson).changes.map((c) => c.folder?.id),
         [added],
         'the commit made after the cursor it had',
+      )
+    })
+
+    it('ends with a 403 error event when the user is frozen while the stream is idle, sending nothing committed after', async () => {
+      const stream = await open({}, FROZEN_SESSION, FROZEN_ROOT)
+      await untilPresent(stream)
+      // idle: parked on the watcher, nothing pending
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      await sql.run(`UPDATE users SET is_suspended = ${sql.true} WHERE id = ?`, FROZEN_OWNER)
+      const late = randomUUID()
+      await insertLiveFolder(sql, {
+        id: late,
+        name: 'after the freeze',
+        parent: FROZEN_ROOT,
+        owner: FROZEN_OWNER,
+        at: Date.now(),
+      })
+      const last = await stream.nextEvent(5000)
+      assert.equal(last.event, 'error')
+      const problem = JSON.parse(last.data) as { status: number; code: string }
+      assert.equal(problem.status, 403)
+      assert.equal(problem.code, 'FROZEN_ACCOUNT')
+      await stream.ended
+      assert.ok(
+        !stream.items.some((i) => i.kind === 'event' && i.event.data.includes(late)),
+        'the change was not sent',
       )
     })
 

@@ -221,6 +221,25 @@ for (const backend of allBackends()) {
       })
     })
 
+    describe("the root's own row", () => {
+      it('renamed, moved under another live folder of the user and back, by raw SQL: nothing is sent', async () => {
+        // The root is not in its own tree: only its deletion or its leaving the user ends the follow.
+        const { root } = await smallTree()
+        const elsewhere = await folder(null, 'elsewhere')
+        let { cursor } = await drain(root, null, 10)
+        for (const [statement, value] of [
+          ['UPDATE folders SET name = ? WHERE id = ?', 'root renamed'],
+          ['UPDATE folders SET folder_id = ? WHERE id = ?', elsewhere],
+          ['UPDATE folders SET folder_id = ? WHERE id = ?', null],
+        ] as const) {
+          await t.sql.run(statement, value, root)
+          const answer = await drain(root, cursor, 10)
+          assert.deepEqual(answer.entries, [], statement)
+          cursor = answer.cursor
+        }
+      })
+    })
+
     describe('reset, deletion, wait', () => {
       it('410 CURSOR_EXPIRED after an import touching the owner; a new download works', async () => {
         const { root } = await smallTree()

@@ -2,6 +2,7 @@ import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { recordHijackedRequest } from '../plugins/request-completion.js'
 import { beatEvery } from './heartbeats.js'
+import { EVENT_STREAM_TYPE, FEED_CACHE_CONTROL } from '../../api/feed-headers.js'
 
 /**
  * Server-Sent Events (HTML Living Standard, "Server-sent events") written on Fastify's raw
@@ -10,8 +11,6 @@ import { beatEvery } from './heartbeats.js'
  * a feed's answers into events). No framework: a stream is a hijacked reply that writes
  * frames until `next` says stop, the client leaves or its time runs out.
  */
-
-export const EVENT_STREAM_TYPE = 'text/event-stream'
 
 export interface EventStreamOptions {
   /** between two comment lines, so that proxies do not close an idle stream (well below 25 s) */
@@ -123,7 +122,7 @@ export function streamEvents(
   res.writeHead(200, {
     ...headers,
     'content-type': `${EVENT_STREAM_TYPE}; charset=utf-8`,
-    'cache-control': 'no-store',
+    'cache-control': FEED_CACHE_CONTROL,
     // nginx buffers proxied answers unless told not to; a buffered stream would arrive late
     'x-accel-buffering': 'no',
     // The connection ends with the stream: clients reconnect on a new one anyway, and a

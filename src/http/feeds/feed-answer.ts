@@ -3,17 +3,17 @@ import type { TSchema } from '@sinclair/typebox'
 import { Problem } from '../../schemas/problem.js'
 import { refTo } from '../../schemas/ref.js'
 import type { ServingStore } from '../../store/store.js'
-import { sessionOf } from '../auth.js'
+import type { Feed, FeedBody, FeedRequest } from '../../feed/feed.js'
+import type { FeedSession } from '../../feed/session-recheck.js'
+import { authenticatedSessionId } from '../auth.js'
 import { CLIENT_GONE } from './client-gone.js'
 import { acceptsEventStream, type EventStreamOptions } from './event-stream.js'
 import { feedProblem } from './feed-problems.js'
-import { followAsStream, type FeedBody, type StreamedFeed } from './feed-stream.js'
-import type { ParameterRules } from '../../schemas/list-folders-query.js'
+import { followAsStream } from './feed-stream.js'
+import type { ParameterRules } from '../../schemas/parameter-rules.js'
 import { problems } from '../problems.js'
 import { JSON_CONTENT_TYPE, serializedText } from '../serialized.js'
-
-/** Every answer of a feed is a fresh read of a moving log: nothing may store or reuse it. */
-export const FEED_CACHE_CONTROL = 'no-store'
+import { FEED_CACHE_CONTROL } from '../../api/feed-headers.js'
 
 /** The responses a feed route declares: its 200 body, and the problems of its refusals. */
 export function feedResponses(ok: TSchema) {
@@ -31,9 +31,18 @@ export function feedResponses(ok: TSchema) {
   }
 }
 
+/**
+ * The session of an authenticated request as a feed checks it after a read: read again by
+ * the arrival's one-statement lookup.
+ */
+function feedSession(store: Pick<ServingStore, 'findSessionUser'>, request: FastifyRequest): FeedSession {
+  const id = authenticatedSessionId(request)
+  return { id, lookup: () => store.findSessionUser(id, Date.now()) }
+}
+
 /** What a feed route answers with: its feed, the session store, its 400 texts, its streams. */
-export interface FeedRoute<R extends { cursor: string | null; wait: number }, B extends FeedBody> {
-  feed: StreamedFeed<R, B>
+export interface FeedRoute<R extends FeedRequest, B extends FeedBody> {
+  feed: Feed<R, B>
   store: Pick<ServingStore, 'findSessionUser'>
   /** the feed's parameter texts, so a bad cursor's 400 says where that feed's cursors come from */
   rules: ParameterRules
@@ -50,7 +59,7 @@ export interface FeedRoute<R extends { cursor: string | null; wait: number }, B 
  * stream that shares it (one commit, many followers). A client that goes away aborts its
  * wait, which frees a held slot at once rather than when its wait would have ended.
  */
-export function feedAnswerer<R extends { cursor: string | null; wait: number }, B extends FeedBody>(
+export function feedAnswerer<R extends FeedRequest, B extends FeedBody>(
   app: FastifyInstance,
   { feed, store, rules, eventStream, json }: FeedRoute<R, B>,
 ): (request: FastifyRequest, reply: FastifyReply, asked: R) => Promise<unknown> {
@@ -75,7 +84,7 @@ export function feedAnswerer<R extends { cursor: string | null; wait: number }, 
     try {
       const result = await feed.follow(request.sessionUser, asked, {
         signal: gone.signal,
-        session: sessionOf(store, request),
+        session: feedSession(store, request),
       })
       if (result.outcome !== 'answer') throw feedProblem(result, rules)
       return reply
@@ -93,10 +102,9 @@ export function feedAnswerer<R extends { cursor: string | null; wait: number }, 
       ? followAsStream(request, reply, {
           feed,
           asked,
-          sessionId: sessionOf(store, request).id,
+          session: feedSession(store, request),
           rules,
           serialize: (body) => serialize(reply, body),
-          store,
           draining,
           options: eventStream,
         })

@@ -1,11 +1,13 @@
-import type { HoldRefusal } from '../../feed/held-request.js'
+import type { FeedRefusal } from '../../feed/feed.js'
+import type { SessionRefusal } from '../../feed/session-recheck.js'
 import { sessionEnded } from '../auth.js'
-import type { ParameterRules } from '../../schemas/list-folders-query.js'
+import type { ParameterRules } from '../../schemas/parameter-rules.js'
 import { problems, type HttpProblem } from '../problems.js'
 
-/** The outcomes both feeds (changes, tree) share, as the problems they answer with. */
-export type FeedRefusal =
-  HoldRefusal | { outcome: 'parent-not-found' } | { outcome: 'cursor-invalid' } | { outcome: 'expired' }
+/** A session that fails the check after a read, as the problem it would get on arrival (401, 403). */
+export function sessionProblem(refusal: SessionRefusal): HttpProblem {
+  return refusal.outcome === 'frozen' ? problems.frozen() : sessionEnded()
+}
 
 /** `rules`: the feed's own parameter texts, so a bad cursor's 400 says where that cursor comes from. */
 export function feedProblem(refusal: FeedRefusal, rules: ParameterRules): HttpProblem {
@@ -19,8 +21,7 @@ export function feedProblem(refusal: FeedRefusal, rules: ParameterRules): HttpPr
     case 'busy':
       return problems.tooManyWaiters()
     case 'session-ended':
-      return sessionEnded()
     case 'frozen':
-      return problems.frozen()
+      return sessionProblem(refusal)
   }
 }

@@ -1,6 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { ServingStore, SessionUser } from '../../store/store.js'
-import { authenticate } from '../auth.js'
+import type { SessionUser } from '../../store/store.js'
 import {
   eventFrame,
   streamEvents,
@@ -9,13 +8,13 @@ import {
   type StreamControl,
 } from './event-stream.js'
 import { problemBody, problems, toProblem, type HttpProblem } from '../problems.js'
-import { feedProblem, type FeedRefusal } from './feed-problems.js'
-import type { HoldOptions, Idle } from '../../feed/held-request.js'
-import { sessionAfter } from '../../feed/session-recheck.js'
+import { feedProblem, sessionProblem } from './feed-problems.js'
+import type { Feed, FeedBody, FeedRequest } from '../../feed/feed.js'
+import type { Idle } from '../../feed/held-request.js'
+import { sessionVerdict, type FeedSession } from '../../feed/session-recheck.js'
 import type { Hold } from '../../feed/watcher.js'
 import { TOKEN_PATTERN } from '../../schemas/bounded.js'
-import { MAX_WAIT_SECONDS } from '../../api/limits.js'
-import type { ParameterRules } from '../../schemas/list-folders-query.js'
+import type { ParameterRules } from '../../schemas/parameter-rules.js'
 
 /**
  * A feed followed over Server-Sent Events (docs/api.md "Push"): any feed whose answers are
@@ -26,12 +25,6 @@ import type { ParameterRules } from '../../schemas/list-folders-query.js'
  * after a revoke is ever sent); a failed check, a problem of the feed (404, 410) or an
  * outage ends the stream with one `error` event carrying the problem details.
  */
-
-export interface FeedBody {
-  changes: readonly unknown[]
-  cursor: string
-  has_more: boolean
-}
 
 /** One read of a feed: an answer, nothing yet (park at that generation), or the problem that ends the stream. */
 type FeedStep<B extends FeedBody> = { body: B } | Idle | { problem: HttpProblem }
@@ -46,8 +39,8 @@ interface FeedStream<B extends FeedBody> {
   step(user: SessionUser, cursor: string, draining: boolean, wokenAt: number | null): Promise<FeedStep<B>>
   /** the body as the route's 200 schema serialises it */
   serialize: (body: B) => string
-  /** the session's store, for the check before every event */
-  store: Pick<ServingStore, 'findSessionUser'>
+  /** the request's session, checked before every event */
+  session: FeedSession
   /** the stream's place among the process's held requests: it parks there, released when it ends */
   hold: Hold
   /** whether the process is shutting down: send what is pending, then close */
@@ -81,16 +74,13 @@ function streamFeed<B extends FeedBody>(
     frame: eventFrame('error', JSON.stringify(problemBody(problem, request.id))),
     last: true,
   })
-  /** The session's user after `body` was read, or the problem that ends the stream (401, 403). */
+  /** The session's user after `body` was read, or the problem that ends the stream (401, 403, 503). */
   const sessionUser = async (body: B): Promise<SessionUser | HttpProblem> => {
-    const store: Pick<ServingStore, 'findSessionUser'> = {
-      findSessionUser: (sessionId, now) =>
-        sessionAfter(body, sessionId, () => feed.store.findSessionUser(sessionId, now)),
-    }
     try {
-      await authenticate(store).call(request.server, request, reply)
-      return request.sessionUser
+      const verdict = await sessionVerdict(body, feed.session)
+      return verdict.outcome === 'valid' ? verdict.user : sessionProblem(verdict)
     } catch (error) {
+      // An outage of the lookup: the stream ends with its problem, as an arrival would.
       return toProblem(error)
     }
   }
@@ -182,23 +172,6 @@ function streamFeed<B extends FeedBody>(
   )
 }
 
-/** A feed as a stream needs it: places among the held requests, and its answers. */
-export interface StreamedFeed<R extends { cursor: string | null; wait: number }, B extends FeedBody> {
-  /** a place for a stream of session `holder` for its whole life, or null past the bounds */
-  hold(holder: string): Hold | null
-  follow(
-    user: SessionUser,
-    request: R,
-    options: HoldOptions,
-  ): Promise<{ outcome: 'answer'; body: B } | FeedRefusal>
-  /** one read for a stream, which parks itself when it finds nothing (held-request.ts readOnce) */
-  step(
-    user: SessionUser,
-    request: R,
-    wokenAt: number | null,
-  ): Promise<{ outcome: 'answer'; body: B } | Idle | FeedRefusal>
-}
-
 const CURSOR_PATTERN = new RegExp(TOKEN_PATTERN)
 const NOT_A_CURSOR = 'Header Last-Event-ID is not a cursor of this feed.'
 
@@ -214,16 +187,15 @@ function streamCursor(lastEventId: string | string[] | undefined, cursor: string
   return lastEventId
 }
 
-export interface FollowedStream<R extends { cursor: string | null; wait: number }, B extends FeedBody> {
-  feed: StreamedFeed<R, B>
+export interface FollowedStream<R extends FeedRequest, B extends FeedBody> {
+  feed: Feed<R, B>
   /** the request as validated (its cursor is replaced by Last-Event-ID when one is sent) */
   asked: R
-  /** the session's id: a stream holds one of its places */
-  sessionId: string
+  /** the request's session: a stream holds one of its places, and checks it before every event */
+  session: FeedSession
   /** the feed's parameter texts for its 400s */
   rules: ParameterRules
   serialize: (body: B) => string
-  store: Pick<ServingStore, 'findSessionUser'>
   draining(): boolean
   options: EventStreamOptions
 }
@@ -232,16 +204,15 @@ export interface FollowedStream<R extends { cursor: string | null; wait: number 
  * GET with `Accept: text/event-stream` on a feed (changes, tree): the first answer as an
  * ordinary request would get it (its problems are ordinary answers), then every later one
  * as an event. The stream checks the session after every read itself (streamFeed), with one
- * lookup shared by the streams a commit wakes, so the feed is given no recheck.
+ * lookup shared by the streams a commit wakes.
  */
-export async function followAsStream<R extends { cursor: string | null; wait: number }, B extends FeedBody>(
+export async function followAsStream<R extends FeedRequest, B extends FeedBody>(
   request: FastifyRequest,
   reply: FastifyReply,
   stream: FollowedStream<R, B>,
 ): Promise<void> {
-  const { feed, asked, rules } = stream
+  const { feed, asked, rules, session } = stream
   const cursor = streamCursor(request.headers['last-event-id'], asked.cursor)
-  const session = { id: stream.sessionId }
   const hold = feed.hold(session.id)
   if (hold === null) throw problems.tooManyWaiters()
   try {
@@ -260,16 +231,15 @@ export async function followAsStream<R extends { cursor: string | null; wait: nu
       first: first.body,
       // Not async: a stream reads through here at every wake.
       step(user, after, last, wokenAt) {
-        // Any wait but 0 lets the read say "nothing" rather than answer (the stream parks).
-        const wait = last ? 0 : MAX_WAIT_SECONDS
-        return feed.step(user, { ...asked, cursor: after, wait }, wokenAt).then((result) => {
+        // Only the last read answers when nothing follows; any other says so (the stream parks).
+        return feed.step(user, { ...asked, cursor: after }, wokenAt, last).then((result) => {
           if (result.outcome === 'answer') return { body: result.body }
           if (result.outcome === 'idle') return result
           return { problem: feedProblem(result, rules) }
         })
       },
       serialize: stream.serialize,
-      store: stream.store,
+      session,
       hold,
       draining: () => stream.draining(),
       options: stream.options,
