@@ -14,7 +14,7 @@ import {
   restartNode,
   switchover,
   type PsqlWrite,
-} from '../helpers/databases/failover-formation.js'
+} from '../../harness/failover-formation.js'
 import { followedFolder, seedFollowed } from '../helpers/fixtures/followed-folder.js'
 import { openEventStream, type OpenedStream } from '../helpers/http/event-stream-client.js'
 import { Load, sleep, tally, type Outcome } from '../helpers/http/load.js'

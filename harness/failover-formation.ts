@@ -1,7 +1,7 @@
 import { execFile, execFileSync } from 'node:child_process'
 import pg from 'pg'
-import { parseHostList } from '../../../src/store/postgres/host-list.js'
-import { PrimaryFinder } from '../../../src/store/postgres/primary-finder.js'
+import { parseHostList } from '../src/store/postgres/host-list.js'
+import { PrimaryFinder } from '../src/store/postgres/primary-finder.js'
 
 /**
  * The pg_auto_failover formation of .ci/postgres-failover.sh (a monitor and three data nodes
