@@ -68,12 +68,13 @@ stop_postgres_failover() {
     _failover_as_postgres "pg_autoctl stop --pgdata '${pgdata}' --immediate" >/dev/null 2>&1 || true
   done
   sleep 1
-  pkill -u postgres -f "pg_autoctl run --pgdata ${FAILOVER_DIR}/" 2>/dev/null || true
   for pgdata in "${FAILOVER_DIR}"/node* "${FAILOVER_DIR}/monitor"; do
     [ -d "$pgdata" ] || continue
     _failover_as_postgres "pg_ctl -D '${pgdata}' -m immediate stop" >/dev/null 2>&1 || true
   done
-  rm -rf "${FAILOVER_DIR}"
+  # pg_autoctl keeps each node's configuration and state outside PGDATA, under the postgres
+  # user's XDG directories by PGDATA path: a node made again at that path would read them.
+  rm -rf "${FAILOVER_DIR}" ~postgres/.config/pg_autoctl"${FAILOVER_DIR}" ~postgres/.local/share/pg_autoctl"${FAILOVER_DIR}"
 }
 
 _failover_create() {
