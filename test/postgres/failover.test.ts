@@ -167,6 +167,36 @@ describe('PostgreSQL: a host list in DATABASE_URL', { skip: replicaSkip }, () =>
       await store.setUserFrozen(OWNER, false, Date.now())
     })
 
+    it('LISTEN moves to the new primary: a commit there wakes the store within a second', async () => {
+      proxy.retarget(Number(portOf(primaryUrl)))
+      const moving = `127.0.0.1:${proxy.port}`
+      const store = await open(hostList(db.url, [moving, primary]))
+      const heard: (string | null)[] = []
+      const signals = store.changeSignals?.((ownerId) => heard.push(ownerId))
+      assert.ok(signals !== null && signals !== undefined)
+      signals.resume()
+      const until = async (what: () => boolean, ms: number) => {
+        const end = Date.now() + ms
+        while (!what() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 20))
+        return what()
+      }
+      // Listening once it reports a commit of unknown owner (nothing heard before it).
+      assert.ok(await until(() => heard.includes(null), 3000), 'listening on the first primary')
+      const listening = heard.length
+      proxy.retarget(Number(portOf(replicaUrl)))
+      assert.ok((await store.listFolders(ROOT)) !== null)
+      assert.equal(store.primaryFailover?.()?.primary, primary)
+      assert.ok(
+        await until(() => heard.slice(listening).includes(null), 3000),
+        'listening again after the move',
+      )
+      await db.store.renameFolder(FOLDER, `Renamed ${Date.now()}`, Date.now())
+      assert.ok(
+        await until(() => heard.includes(OWNER), 1000),
+        `a commit on the new primary heard: ${JSON.stringify(heard)}`,
+      )
+    })
+
     it('no primary: a read waits FAILOVER_WAIT_MS, then 503; a primary back serves within a second', async () => {
       proxy.retarget(Number(portOf(primaryUrl)))
       const store = await open(hostList(db.url, [`127.0.0.1:${proxy.port}`]), 400)
