@@ -136,6 +136,9 @@ export async function buildApp({
     const authFailures = authFailureBudget(config.authFailuresPerMinute, rateLimitPerMinute)
     if (authFailures > 0) await api.register(authFailureLimitPlugin, { perMinute: authFailures })
     const cache = new ListingCache(config.listingCacheMb * 1024 * 1024)
+    // Answers filed under the old primary's generations: the new one may not hold the same
+    // data under the same generation (a commit lost in an asynchronous failover).
+    store.onPrimaryChange?.(() => cache.clear())
     const sealers = new DeploymentSealers(timedStore)
     await api.register(foldersRoutes, {
       store: timedStore,

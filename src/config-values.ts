@@ -6,6 +6,7 @@
 
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
+import { HostListError, parseHostList, splitUrlList } from './store/postgres/host-list.js'
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError'
@@ -160,9 +161,9 @@ export const readUrls: Kind<readonly string[]> = {
   read(raw, name, fallback) {
     const value = readText(raw, '')
     if (value.trim() === '') return fallback
-    const urls = value.split(',').map((url) => url.trim())
+    const urls = splitUrlList(value)
     urls.forEach((url, index) => {
-      const problem = readUrlProblem(url)
+      const problem = postgresUrlProblem(url)
       if (problem !== null) {
         throw new ConfigError(
           name,
@@ -176,10 +177,25 @@ export const readUrls: Kind<readonly string[]> = {
   accepts: (code) => `comma-separated ${code('postgres://')} URLs`,
 }
 
-/** Why one read URL cannot be used, or null; the reason never quotes the URL. */
-function readUrlProblem(url: string): string | null {
+/** Why one postgres:// URL (one host or a list) cannot be used, or null; the reason never quotes the URL. */
+export function postgresUrlProblem(url: string): string | null {
   if (url === '') return 'is empty'
-  if (!/^postgres(ql)?:\/\/[^\s]+$/i.test(url)) return 'is not one'
+  if (!/^postgres(ql)?:\/\/[^\s]+$/i.test(url)) return 'is not a postgres:// URL (or has a space)'
+  let hosts
+  try {
+    hosts = parseHostList(url).hosts
+  } catch (error) {
+    return error instanceof HostListError ? error.message : 'cannot be parsed'
+  }
+  // Each host's URL is what node-postgres reads: it must parse too.
+  for (const host of hosts) {
+    const problem = singleUrlProblem(host.url)
+    if (problem !== null) return problem
+  }
+  return null
+}
+
+function singleUrlProblem(url: string): string | null {
   let parsed: URL
   try {
     parsed = new URL(url)

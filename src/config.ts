@@ -108,7 +108,7 @@ const SETTINGS = {
     default: 'sqlite:./data/folder-service.db',
     meaning: 'the database: PostgreSQL, or an embedded SQLite file',
     details:
-      'Database: postgres://user:pass@host:5432/db (or postgresql://), sqlite:PATH, or a plain file path (SQLite).',
+      'Database: postgres://user:pass@host:5432/db (or postgresql://), sqlite:PATH, or a plain file path (SQLite). A highly available PostgreSQL: several hosts, as libpq writes them, postgres://user:pass@h1:5432,h2:5433/db?target_session_attrs=read-write (docs/operations.md).',
   }),
   host: setting({
     variable: 'HOST',
@@ -199,7 +199,7 @@ const SETTINGS = {
     default: Object.freeze([]),
     meaning: 'PostgreSQL streaming replicas for listing reads ([scale-out](scale-out.md))',
     details:
-      "PostgreSQL streaming replicas of DATABASE_URL: listing pages, counts and change feeds are read there once a replica has replayed the user's current listing generation (never a stale answer); empty: everything on DATABASE_URL. A malformed URL or an empty entry (url,,) stops start-up. See docs/scale-out.md.",
+      "PostgreSQL streaming replicas of DATABASE_URL (an entry may list several hosts): listing pages, counts and change feeds are read there once a replica has replayed the user's current listing generation (never a stale answer); empty: everything on DATABASE_URL. A malformed URL or an empty entry (url,,) stops start-up. See docs/scale-out.md.",
   }),
   dbPoolSize: setting({
     variable: 'DB_POOL_SIZE',
@@ -236,6 +236,14 @@ const SETTINGS = {
     default: 5000,
     meaning: 'longest a query may run (then 503)',
     details: 'Longest a query may run before it is cancelled (ms; PostgreSQL statement_timeout).',
+  }),
+  failoverWaitMs: setting({
+    variable: 'FAILOVER_WAIT_MS',
+    kind: integer(0, 600_000),
+    default: 10_000,
+    meaning: 'wait for a moved primary, then 503 ([high availability](operations.md#high-availability))',
+    details:
+      'With a host list in DATABASE_URL (or target_session_attrs=read-write): how long a request waits for the primary to be found when it has moved, a read cut off by the move being run again there (ms); then 503 with Retry-After. 0 answers at once. See docs/operations.md.',
   }),
   sqliteBusyTimeoutMs: setting({
     variable: 'SQLITE_BUSY_TIMEOUT_MS',

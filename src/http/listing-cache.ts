@@ -50,7 +50,8 @@ export class ListingCache {
     return entry
   }
 
-  set(key: string, entry: CachedListing): void {
+  set(key: string, entry: CachedListing, era = this.era): void {
+    if (era !== this.era) return
     const size = sizeOf(key, entry)
     if (size > this.maxBytes) return
     const previous = this.entries.get(key)
@@ -62,6 +63,22 @@ export class ListingCache {
       this.forget(oldKey, oldEntry)
     }
   }
+
+  /**
+   * Drops every entry, and refuses entries read before the drop (see era): the primary
+   * moved, and what it vouched for no longer counts.
+   */
+  clear(): void {
+    this.entries.clear()
+    this.bytes = 0
+    this.era++
+  }
+
+  /**
+   * Counts clear() calls: a caller notes it before its reads and hands it to set, so an
+   * answer read before a clear is never filed after it.
+   */
+  era = 0
 
   private forget(key: string, entry: CachedListing): void {
     this.entries.delete(key)

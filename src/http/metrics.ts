@@ -4,6 +4,7 @@ import { LabelledHistogram } from './labelled-histogram.js'
 import { instrumented } from '../store/instrumented-store.js'
 import { FALLBACK_REASONS, REPLICA_REFUSALS, type ReadRoutingStats } from '../store/replica-stats.js'
 import type { ServingStore } from '../store/store.js'
+import type { PrimaryStats } from '../store/failover-stats.js'
 
 /**
  * Prometheus metrics at GET /metrics (text format 0.0.4), on the main listener or on its own
@@ -16,6 +17,8 @@ import type { ServingStore } from '../store/store.js'
  *   db_replica_refused (by replica and reason: not a replica of the primary's database) and
  *   db_primary_statements_total (all the primary was asked), read from
  *   the store at each scrape;
+ * - with a PostgreSQL host list: db_primary_changes_total, db_without_primary_seconds_total
+ *   and db_primary (the host in use);
  * - the process and Node.js defaults of prom-client (CPU, memory, event loop lag, GC...).
  *
  * Each app gets its own Registry, so apps built side by side (tests) never share series.
@@ -37,6 +40,7 @@ function processMetrics(): Registry {
 }
 
 const EMPTY_ROUTING: ReadRoutingStats = { primaryReads: 0, primaryStatements: 0, replicas: [] }
+const NO_FAILOVER: PrimaryStats = { primary: null, changes: 0, withoutPrimaryMs: 0 }
 
 /** Label of requests refused before routing (HTTP parser errors, Expect, CONNECT). */
 export const REJECTED_ROUTE = 'rejected'
@@ -94,6 +98,39 @@ export class AppMetrics {
     const seen = this.rejections.get(key)
     if (seen === undefined) this.rejections.set(key, { method, status: String(status), count: 1 })
     else seen.count++
+  }
+
+  /** The primary finder's counters of `store`, copied from it at every scrape. */
+  private failoverOf(stats: () => PrimaryStats): void {
+    new Counter({
+      name: 'db_primary_changes_total',
+      help: 'Changes of PostgreSQL primary host this process followed (a switchover or a failover)',
+      registers: [this.registry],
+      collect() {
+        this.reset()
+        this.inc(stats().changes)
+      },
+    })
+    new Counter({
+      name: 'db_without_primary_seconds_total',
+      help: 'Time this process knew no PostgreSQL primary (lost one, searching the hosts), the ongoing stretch included',
+      registers: [this.registry],
+      collect() {
+        this.reset()
+        this.inc(stats().withoutPrimaryMs / 1000)
+      },
+    })
+    new Gauge({
+      name: 'db_primary',
+      help: 'The PostgreSQL host this process uses as the primary (1), by host:port; absent while none is known',
+      labelNames: ['host'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset()
+        const { primary } = stats()
+        if (primary !== null) this.set({ host: primary }, 1)
+      },
+    })
   }
 
   /** The read routing counters of `store`, copied from it at every scrape. */
@@ -161,6 +198,9 @@ export class AppMetrics {
   /** `store`, with every call timed into db_operation_duration_seconds. */
   instrument<S extends ServingStore>(store: S): S {
     if (store.readRouting !== undefined) this.routingOf(() => store.readRouting?.() ?? EMPTY_ROUTING)
+    // Only a store that follows a moving primary (a host list in DATABASE_URL) has these.
+    if (store.primaryFailover?.() !== undefined)
+      this.failoverOf(() => store.primaryFailover?.() ?? NO_FAILOVER)
     const backend = store.kind
     return instrumented(store, (operation, outcome, seconds) =>
       this.storeSeconds.observe([operation, backend, outcome], seconds),

@@ -62,6 +62,13 @@ export async function listen(config: Readonly<Config>, options: ListenOptions): 
       `DATABASE_READ_URLS: ${replica} is not a streaming replica of DATABASE_URL's database (${reason}); it is not read`,
     ),
   )
+  // One line per change of primary (host:port only, never the URL's password).
+  store.onPrimaryChange?.(({ from, to, withoutPrimaryMs }) =>
+    app.log.warn(
+      { from, to, withoutPrimaryMs },
+      `DATABASE_URL: the primary moved from ${from} to ${to} (${withoutPrimaryMs} ms without one)`,
+    ),
+  )
   if (config.metricsPort !== null) {
     try {
       await listenForMetrics(app, metrics, config.metricsHost, config.metricsPort)

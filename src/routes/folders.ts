@@ -83,6 +83,7 @@ export const foldersRoutes: FastifyPluginCallbackTypebox<FoldersRouteOptions> = 
       const query = listingQuery(request.query)
       // Off, the cache costs not even its key; a hit costs no read, serialisation or hash.
       const key = cache.enabled ? listingKey(user, query) : ''
+      const era = cache.era
       const cached = cache.enabled ? cache.get(key) : undefined
       if (cached !== undefined) return sendListing(reply, cached)
       const read = await listings.read(user, query)
@@ -93,7 +94,7 @@ export const foldersRoutes: FastifyPluginCallbackTypebox<FoldersRouteOptions> = 
           throw problems.folderNotFound()
         case 'page': {
           const listing = finishedListing(read.page)
-          if (cache.enabled) cache.set(key, listing)
+          if (cache.enabled) cache.set(key, listing, era)
           return sendListing(reply, listing)
         }
       }

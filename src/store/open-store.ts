@@ -1,6 +1,7 @@
 import { dirname, resolve } from 'node:path'
 import type { Config } from '../config.js'
 import { ConfigError, DEFAULTS } from '../config.js'
+import { postgresUrlProblem } from '../config-values.js'
 import { isDirectory } from './sqlite/ensure-directory.js'
 import { openSqliteStore } from './sqlite/sqlite-store.js'
 import type { Store } from './store.js'
@@ -14,7 +15,15 @@ import type { Store } from './store.js'
 export type DatabaseTarget = { kind: 'postgres'; url: string } | { kind: 'sqlite'; path: string }
 
 export function parseDatabaseUrl(url: string): DatabaseTarget {
-  if (/^postgres(ql)?:\/\//i.test(url)) return { kind: 'postgres', url }
+  if (/^postgres(ql)?:\/\//i.test(url)) {
+    // A single host is read by node-postgres as it always was; a host list (or an unknown
+    // target_session_attrs) is checked here, so a URL the service cannot use stops start-up.
+    if (url.includes(',') || url.includes('target_session_attrs')) {
+      const problem = postgresUrlProblem(url)
+      if (problem !== null) throw new ConfigError('DATABASE_URL', `the PostgreSQL URL ${problem}`)
+    }
+    return { kind: 'postgres', url }
+  }
   // Any other scheme (mysql://, file://) is a mistake, not a file named after it.
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]
   if (scheme !== undefined && scheme.toLowerCase() !== 'sqlite')
@@ -48,7 +57,12 @@ export type StoreSettings = Pick<
   Config,
   'databaseUrl' | 'dbPoolSize' | 'dbConnectTimeoutMs' | 'dbStatementTimeoutMs' | 'sqliteBusyTimeoutMs'
 > &
-  Partial<Pick<Config, 'databaseReadUrls' | 'dbReplicaPoolSize' | 'dbReplicaTimeoutMs' | 'feedNotify'>>
+  Partial<
+    Pick<
+      Config,
+      'databaseReadUrls' | 'dbReplicaPoolSize' | 'dbReplicaTimeoutMs' | 'feedNotify' | 'failoverWaitMs'
+    >
+  >
 
 /**
  * The replicas' pools: small, and quick to give up (connect and statement timeout alike),
@@ -78,6 +92,7 @@ export async function openStore(settings: StoreSettings): Promise<Store> {
       poolSize: settings.dbPoolSize,
       connectTimeoutMs: settings.dbConnectTimeoutMs,
       statementTimeoutMs: settings.dbStatementTimeoutMs,
+      failoverWaitMs: settings.failoverWaitMs ?? DEFAULTS.failoverWaitMs,
       replicas: replicaSettings(settings),
       listenUrl: feedNotify.wakeups ? (feedNotify.listenUrl ?? undefined) : null,
     })

@@ -60,6 +60,7 @@ export type { ListingOrder } from '../ordering/listing-orders.js'
 import type { ListingOrder } from '../ordering/listing-orders.js'
 import type { ReadRoutingStats, ReplicaRefusal } from './replica-stats.js'
 import type { Expansion, TreeAnswer } from './tree-answer.js'
+import type { PrimaryChange, PrimaryStats } from './failover-stats.js'
 
 export interface ListFoldersQuery {
   ownerId: string
@@ -351,6 +352,15 @@ export interface ServingStore {
    * primary's database (the ones found so far at once, then each new finding once).
    */
   onReplicaRefused?(listener: (replica: string, reason: ReplicaRefusal) => void): void
+
+  /**
+   * Following a primary that moves (a host list in DATABASE_URL): which host is the primary,
+   * how often it changed and how long none was known, for /metrics; absent otherwise.
+   */
+  primaryFailover?(): PrimaryStats | undefined
+
+  /** Following a primary that moves: `listener` hears of each change of primary host. */
+  onPrimaryChange?(listener: (change: PrimaryChange) => void): void
 
   /**
    * The changes of one parent's listing after a position, for the change feed. Everything is

@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { importFileSize, readImportFile } from '../../import/read-import-file.js'
-import type { ImportCounts, ImportItem } from '../../store/store.js'
+import { StoreUnavailableError, type ImportCounts, type ImportItem } from '../../store/store.js'
 import { showProgress, type ImportProgress } from '../import-progress.js'
 import { print, UsageError, withStore, type DbOptions } from '../run-command.js'
 import { seedDemo } from '../seed-demo.js'
@@ -46,6 +46,12 @@ export function registerDataCommands(program: Command): void {
           counts = await store.importStream(
             recordsThenWrite(readImportFile(file, Date.now(), progress), progress, started),
           )
+        } catch (error) {
+          // One transaction: a database lost midway (a failover included) committed none of it.
+          if (!(error instanceof StoreUnavailableError)) throw error
+          throw new StoreUnavailableError(`${error.message}; nothing was imported, run the import again`, {
+            cause: error,
+          })
         } finally {
           display.stop()
         }

@@ -1,13 +1,17 @@
 import pg from 'pg'
 import type { QueryConfig, QueryResult, QueryResultRow } from 'pg'
 import { StoreUnavailableError } from '../store.js'
+import { parseHostList, type DatabaseHost } from './host-list.js'
 import {
   cannotConnect,
-  describeTarget,
   isDeadConnection,
+  isLostPrimary,
+  isReadOnlyRefusal,
   isUnavailable,
+  NotPrimaryError,
   translate,
 } from './postgres-errors.js'
+import { PRIMARY_ROLE, PrimaryFinder, roleProblem, type RoleRow } from './primary-finder.js'
 
 /**
  * The connection pool of the PostgreSQL adapter and the only code that checks connections
@@ -64,31 +68,99 @@ function createPool(url: string, settings: PoolSettings): pg.Pool {
 
 export type Client = pg.PoolClient
 
+/** A pool on one server, and that server's `host:port` for messages. */
+interface HostPool {
+  host: DatabaseHost
+  pool: pg.Pool
+}
+
+export interface FollowSettings {
+  /** how long a statement waits for a primary to be found (FAILOVER_WAIT_MS) */
+  failoverWaitMs: number
+}
+
 export class Connections {
-  /** `host:port`, for messages: never the URL, which may hold a password */
+  /** `host:port` (each host's, comma-separated), for messages: never the URL, which may hold a password */
   readonly target: string
-  private readonly pool: pg.Pool
+  /** one server for good: a single-host URL without target_session_attrs (as it always was) */
+  private readonly fixed: HostPool | undefined
+  /** a host list (or read-write): the primary is found, and followed when it moves */
+  private readonly finder: PrimaryFinder | undefined
+  private active: HostPool | undefined
+  /** pooled connections of `active` already seen to be on the primary (read-write only) */
+  private readonly verified = new WeakSet<Client>()
   private closing: Promise<void> | undefined
   /** statements sent (a transaction counts once), for /metrics: what the server was asked */
   statements = 0
 
-  constructor(url: string, settings: PoolSettings) {
-    this.target = describeTarget(url)
-    this.pool = createPool(url, settings)
+  constructor(
+    url: string,
+    private readonly settings: PoolSettings,
+    private readonly follow: FollowSettings = { failoverWaitMs: 0 },
+  ) {
+    const list = parseHostList(url)
+    this.target = list.hosts.map((host) => host.target).join(',')
+    const [only] = list.hosts
+    if (!list.follows && only !== undefined) {
+      this.fixed = { host: only, pool: createPool(only.url, settings) }
+    } else {
+      this.finder = new PrimaryFinder(list, settings.connectTimeoutMs)
+      this.requirePrimary = list.attrs === 'read-write'
+    }
+  }
+
+  private readonly requirePrimary: boolean = false
+
+  /** The primary finder's counters and changes; undefined on a single fixed server. */
+  get primary(): PrimaryFinder | undefined {
+    return this.finder
   }
 
   /**
-   * Runs one statement. `retry`: the statement only reads, so when the pooled connection
-   * turns out dead (the server restarted since it was opened) it runs once more on a fresh
-   * one, and a server restart usually costs no request an error. Timeouts and refused
-   * connections are never retried: they would only double the wait.
+   * Runs one statement. `retry`: the statement only reads. On one fixed server, when the
+   * pooled connection turns out dead (the server restarted since it was opened) it runs once
+   * more on a fresh one, so a server restart usually costs no request an error; timeouts and
+   * refused connections are never retried there: they would only double the wait. Following
+   * a primary, a read (or a write the server refused as read-only, which did nothing) cut off
+   * by a lost primary runs again on the primary found next, until FAILOVER_WAIT_MS is spent.
    */
   async query<R extends QueryResultRow>(
     query: QueryConfig,
     { retry }: { retry: boolean },
   ): Promise<QueryResult<R>> {
+    if (this.fixed !== undefined) return this.fixedQuery(this.fixed, query, retry)
+    return this.followQuery(query, retry, Date.now() + this.follow.failoverWaitMs)
+  }
+
+  private async followQuery<R extends QueryResultRow>(
+    query: QueryConfig,
+    retry: boolean,
+    deadline: number,
+  ): Promise<QueryResult<R>> {
+    for (;;) {
+      // No wait past FAILOVER_WAIT_MS after the primary was lost, however long this statement
+      // queued first (session lookups wait for a batch): the request's budget, not the statement's.
+      const budget = Date.now() - (this.finder?.withoutPrimaryMs() ?? 0) + this.follow.failoverWaitMs
+      const active = await this.primaryPool(Math.min(deadline, budget))
+      try {
+        return await this.once<R>(active, query)
+      } catch (error) {
+        if (!isLostPrimary(error)) throw translate(active.host.target, error)
+        this.lost(active)
+        if (!(retry || isReadOnlyRefusal(error)) || Date.now() >= deadline) {
+          throw translate(active.host.target, error)
+        }
+      }
+    }
+  }
+
+  private async fixedQuery<R extends QueryResultRow>(
+    fixed: HostPool,
+    query: QueryConfig,
+    retry: boolean,
+  ): Promise<QueryResult<R>> {
     try {
-      return await this.once<R>(query)
+      return await this.once<R>(fixed, query)
     } catch (error) {
       // A failed checkout arrives as StoreUnavailableError: no pooled connection died,
       // the server could not be reached, and a second try would only wait as long again.
@@ -97,14 +169,14 @@ export class Connections {
       }
     }
     try {
-      return await this.once<R>(query)
+      return await this.once<R>(fixed, query)
     } catch (error) {
       throw translate(this.target, error)
     }
   }
 
-  private async once<R extends QueryResultRow>(query: QueryConfig): Promise<QueryResult<R>> {
-    const client = await this.checkout()
+  private async once<R extends QueryResultRow>(at: HostPool, query: QueryConfig): Promise<QueryResult<R>> {
+    const client = await this.checkout(at)
     this.statements++
     try {
       const result = await client.query<R>(query)
@@ -123,9 +195,12 @@ export class Connections {
   /**
    * Runs `work` in one transaction on one connection: COMMIT when it resolves, ROLLBACK
    * when it throws (the error is rethrown unchanged, translated when it is an outage).
+   * Never run again: `work` may have consumed its input (an import's stream). Cut off by a
+   * lost primary, the transaction never committed, and the finder looks again for the next.
    */
   async transaction<T>(work: (client: Client) => Promise<T>): Promise<T> {
-    const client = await this.checkout()
+    const at = this.fixed ?? (await this.primaryPool(Date.now() + this.follow.failoverWaitMs))
+    const client = await this.checkout(at)
     this.statements++
     // Reusable only after COMMIT or ROLLBACK succeeded: otherwise the session state is unknown.
     let reusable = false
@@ -144,25 +219,92 @@ export class Connections {
           () => false,
         )
       }
-      throw translate(this.target, error)
+      if (this.finder !== undefined && isLostPrimary(error)) this.lost(at)
+      throw translate(at.host.target, error)
     } finally {
       client.release(reusable ? undefined : new Error('connection state unknown after a failed transaction'))
     }
   }
 
+  /**
+   * Readiness: `statement` answered by the server in use, at once. Following a primary, a
+   * search for one still inside FAILOVER_WAIT_MS counts as ready (requests wait for it and
+   * are served); only once a wait has run out without a primary is the answer "unavailable".
+   */
+  async ping(statement: QueryConfig): Promise<void> {
+    if (this.finder === undefined) {
+      await this.query(statement, { retry: true })
+      return
+    }
+    try {
+      await this.followQuery(statement, true, Date.now())
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError) || error.timedOut) throw error
+      if (this.finder.withoutPrimaryMs() >= this.follow.failoverWaitMs) throw error
+    }
+  }
+
+  /** Waits up to `ms` for a server to use (the primary, when following one); throws 503 else. */
+  async ready(ms: number): Promise<void> {
+    if (this.fixed === undefined) await this.primaryPool(Date.now() + ms)
+  }
+
+  /** The single-host URL of the server statements go to now (the primary, found first if need be). */
+  async primaryUrl(): Promise<string> {
+    const at = this.fixed ?? (await this.primaryPool(Date.now() + this.follow.failoverWaitMs))
+    return at.host.url
+  }
+
   /** Ends every connection; resolves when they are closed. Safe to call more than once. */
   close(): Promise<void> {
-    this.closing ??= this.pool.end()
+    this.finder?.close()
+    this.closing ??= (this.fixed ?? this.active)?.pool.end() ?? Promise.resolve()
     return this.closing
   }
 
-  private async checkout(): Promise<Client> {
+  /**
+   * The pool on the primary, found first when none is known: a new host gets a new pool,
+   * and the old host's pool is ended (its connections are on a server that lost its role).
+   */
+  private async primaryPool(deadline: number): Promise<HostPool> {
+    if (this.finder === undefined) throw new Error('no primary finder on a fixed server')
+    const host = await this.finder.find(deadline)
     if (this.closing !== undefined) throw new Error('the PostgreSQL store is closed')
+    const active = this.active
+    if (active?.host === host) return active
+    const next = { host, pool: createPool(host.url, this.settings) }
+    this.active = next
+    void active?.pool.end().catch(() => undefined)
+    return next
+  }
+
+  private lost(at: HostPool): void {
+    this.finder?.lost(at.host)
+  }
+
+  private async checkout(at: HostPool): Promise<Client> {
+    if (this.closing !== undefined) throw new Error('the PostgreSQL store is closed')
+    let client: Client
     try {
-      return await this.pool.connect()
+      client = await at.pool.connect()
     } catch (error) {
-      throw cannotConnect(this.target, error)
+      throw cannotConnect(at.host.target, error)
     }
+    if (!this.requirePrimary || this.verified.has(client)) return client
+    // A new connection: the host may have been demoted since the finder chose it (libpq
+    // checks each connection the same way under target_session_attrs=read-write).
+    try {
+      const { rows } = await client.query<RoleRow>(PRIMARY_ROLE)
+      const problem = roleProblem(rows[0])
+      if (problem !== null) throw new NotPrimaryError(`PostgreSQL at ${at.host.target} is ${problem}`)
+    } catch (error) {
+      client.release(toError(error))
+      throw error instanceof NotPrimaryError
+        ? new StoreUnavailableError(error.message, { cause: error })
+        : error
+    }
+    this.verified.add(client)
+    return client
   }
 }
 

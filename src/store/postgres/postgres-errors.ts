@@ -11,9 +11,10 @@ import { StoreUnavailableError } from '../store.js'
  * SQLSTATEs of an unusable server or connection: class 08 (connection exception), class 53
  * (insufficient resources: too many connections, disk full, out of memory), 57P01-57P05
  * (terminated by an administrator, crash shutdown, starting up, database dropped, idle
- * session timeout), and the two timeouts (TIMED_OUT_SQLSTATE).
+ * session timeout), 25006 (a write on a read-only server: a primary that was demoted), and the
+ * two timeouts (TIMED_OUT_SQLSTATE).
  */
-const UNAVAILABLE_SQLSTATE = /^(08...|53...|57P0.|57014|55P03)$/
+const UNAVAILABLE_SQLSTATE = /^(08...|53...|57P0.|57014|55P03|25006)$/
 
 /**
  * A statement the server cancelled for taking too long: 57014 (statement_timeout; most
@@ -98,27 +99,12 @@ export function isDeadConnection(error: unknown): boolean {
  * The one-line reason of a failure. Server messages and socket error codes name no secret;
  * an AggregateError (IPv4 and IPv6 both refused) has an empty message but a code.
  */
-function reasonOf(error: unknown): string {
+export function reasonOf(error: unknown): string {
   if (!(error instanceof Error)) return String(error)
   const code = codeOf(error)
   if (!(error instanceof pg.DatabaseError) && code !== undefined && NETWORK_CODES.has(code)) return code
   const firstLine = error.message.split('\n')[0]?.trim() ?? ''
   return firstLine === '' ? (code ?? error.name) : firstLine
-}
-
-/**
- * `host:port` (or the socket directory) of a connection URL, for messages. Built from the
- * URL's parts rather than the URL itself, so the user name and password never appear.
- */
-export function describeTarget(url: string): string {
-  try {
-    const parsed = new URL(url)
-    const host = parsed.searchParams.get('host') ?? decodeURIComponent(parsed.hostname)
-    const port = parsed.searchParams.get('port') ?? (parsed.port === '' ? '5432' : parsed.port)
-    return host === '' ? `localhost:${port}` : `${host}:${port}`
-  } catch {
-    return 'the configured address'
-  }
 }
 
 /** A failure to obtain a connection: always "unavailable", whatever the reason. */
@@ -142,6 +128,47 @@ export function translate(target: string, error: unknown): unknown {
   return new StoreUnavailableError(`PostgreSQL at ${target} is unavailable: ${reasonOf(root)}`, {
     cause: error,
   })
+}
+
+/**
+ * SQLSTATEs that say the server stopped being a usable primary: 25006 (a write on a server
+ * that became read-only: a demoted or draining primary), 57P01-57P03 (terminated by an
+ * administrator, crash shutdown, starting up: a switchover or a restart), class 08.
+ */
+const LOST_PRIMARY_SQLSTATE = /^(25006|57P0[123]|08...)$/
+
+/**
+ * True when the failure says the primary may have moved or gone: the server could not be
+ * reached or answered (connection refused, reset or timed out, no connection in time, no
+ * answer in time), the connection was ended under the statement, or the server refused a
+ * write as read-only. A statement the server cancelled for time (57014) or refused for
+ * resources (class 53) came from a live primary and is not one. The primary finder then
+ * looks again; a host that turns out to be the primary still keeps its pool.
+ */
+export function isLostPrimary(error: unknown): boolean {
+  for (const cause of causes(error)) {
+    if (cause instanceof NotPrimaryError) return true
+    const code = codeOf(cause)
+    if (cause instanceof pg.DatabaseError) return code !== undefined && LOST_PRIMARY_SQLSTATE.test(code)
+    if (cause instanceof StoreUnavailableError) {
+      if (cause.cause === undefined) return false
+      continue
+    }
+    if (code !== undefined && NETWORK_CODES.has(code)) return true
+    if (DRIVER_UNAVAILABLE.test(cause.message)) return true
+  }
+  return false
+}
+
+/** A pooled connection found its server in recovery or read-only: it is no longer the primary. */
+export class NotPrimaryError extends Error {
+  override readonly name = 'NotPrimaryError'
+}
+
+/** True for SQLSTATE 25006: the server refused the write before doing anything. */
+export function isReadOnlyRefusal(error: unknown): boolean {
+  for (const cause of causes(error)) if (codeOf(cause) === '25006') return true
+  return false
 }
 
 /** Why a read on a replica failed: each sends that read to the primary and the replica to back-off. */

@@ -28,8 +28,12 @@ export class ChangeListener {
   private started = false
   private closed = false
 
+  /** the client listening now, and how to drop it (a reconnect follows at once) */
+  private drop: (() => void) | null = null
+
   constructor(
-    private readonly url: string,
+    /** where to listen: the primary's URL, found anew at each connect */
+    private readonly locate: () => Promise<string>,
     private readonly options: ListenerOptions,
   ) {}
 
@@ -49,9 +53,44 @@ export class ChangeListener {
     await client?.end().catch(() => undefined)
   }
 
+  private scheduleRetry(): void {
+    if (this.closed) return
+    this.retry = setTimeout(() => void this.connect(), this.retryMs)
+    this.retry.unref()
+    this.retryMs = Math.min(this.retryMs * 2, LAST_RETRY_MS)
+  }
+
+  /**
+   * The primary moved: the connection (or the next attempt, after its back-off) goes to the
+   * new one at once. Commits on the new primary before LISTEN are covered by the unknown-owner
+   * hint sent once listening again.
+   */
+  reconnect(): void {
+    if (!this.started || this.closed) return
+    this.retryMs = FIRST_RETRY_MS
+    if (this.drop !== null) {
+      this.drop()
+      return
+    }
+    if (this.retry !== null) {
+      clearTimeout(this.retry)
+      this.retry = null
+      void this.connect()
+    }
+  }
+
   private async connect(): Promise<void> {
+    this.retry = null
+    let url: string
+    try {
+      url = await this.locate()
+    } catch {
+      this.scheduleRetry()
+      return
+    }
+    if (this.closed) return
     const client = new pg.Client({
-      connectionString: this.url,
+      connectionString: url,
       connectionTimeoutMillis: this.options.connectTimeoutMs,
       keepAlive: true,
       fallback_application_name: 'folder-service (listen)',
@@ -61,12 +100,12 @@ export class ChangeListener {
     const onLost = () => {
       if (lost) return
       lost = true
-      if (this.client === client) this.client = null
+      if (this.client === client) {
+        this.client = null
+        this.drop = null
+      }
       void client.end().catch(() => undefined)
-      if (this.closed) return
-      this.retry = setTimeout(() => void this.connect(), this.retryMs)
-      this.retry.unref()
-      this.retryMs = Math.min(this.retryMs * 2, LAST_RETRY_MS)
+      this.scheduleRetry()
     }
     client.on('error', onLost)
     client.on('end', onLost)
@@ -85,6 +124,7 @@ export class ChangeListener {
       return
     }
     this.client = client
+    this.drop = onLost
     this.retryMs = FIRST_RETRY_MS
     // Whatever committed while no connection listened was not heard.
     this.options.onCommit(null)

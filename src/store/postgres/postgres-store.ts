@@ -22,13 +22,14 @@ import {
   type TreeResult,
   type UserRecord,
 } from '../store.js'
-import { Connections, type Client, type PoolSettings } from './postgres-connections.js'
+import { Connections, type Client, type FollowSettings, type PoolSettings } from './postgres-connections.js'
 import { ChangeListener } from './postgres-notifications.js'
 import { cannotConnect } from './postgres-errors.js'
 import { importIntoPostgres } from './postgres-import.js'
 import { itemsOf } from '../import-faults.js'
 import { BatchedLookups } from './batched-lookups.js'
 import type { ReadRoutingStats, ReplicaRefusal } from '../replica-stats.js'
+import type { PrimaryChange, PrimaryStats } from '../failover-stats.js'
 import { ReadRouter, type ReplicaSettings, type SnapshotGeneration } from './replicas.js'
 import { migratePostgres } from './postgres-migrations.js'
 import { changesResult, type LoggedChange } from '../change-rows.js'
@@ -150,10 +151,12 @@ export class PostgresStore implements Store {
   constructor(
     db: Connections,
     replicas?: ReplicaSettings,
-    private readonly listen?: { url: string; connectTimeoutMs: number },
+    private readonly listen?: { locate: () => Promise<string>; connectTimeoutMs: number },
   ) {
     this.db = db
     this.reads = new ReadRouter(replicas, db)
+    // The LISTEN connection is on the old primary, or waits out a back-off: it goes to the new one now.
+    db.primary?.onChange(() => this.listener?.reconnect())
     this.sessions = new BatchedLookups(
       async (ids) => {
         const { rows } = await this.db.query<RawSessionRow>({ ...SESSION_USERS, values: [ids] }, READ)
@@ -521,8 +524,18 @@ export class PostgresStore implements Store {
     return Number(rows[0]?.n ?? 0)
   }
 
-  async ping(): Promise<void> {
-    await this.db.query(PING, READ)
+  ping(): Promise<void> {
+    return this.db.ping(PING)
+  }
+
+  primaryFailover(): PrimaryStats | undefined {
+    return this.db.primary?.stats()
+  }
+
+  onPrimaryChange(listener: (change: PrimaryChange) => void): void {
+    this.db.primary?.onChange((change) => {
+      listener(change)
+    })
   }
 
   onReplicaRefused(listener: (replica: string, reason: ReplicaRefusal) => void): void {
@@ -543,7 +556,7 @@ export class PostgresStore implements Store {
     this.hearers.add(onCommit)
     return {
       resume: () => {
-        this.listener ??= new ChangeListener(listen.url, {
+        this.listener ??= new ChangeListener(listen.locate, {
           onCommit: (ownerId) => {
             for (const hear of this.hearers) hear(ownerId)
           },
@@ -560,7 +573,7 @@ export class PostgresStore implements Store {
   }
 }
 
-export interface PostgresStoreOptions extends PoolSettings {
+export interface PostgresStoreOptions extends PoolSettings, Partial<FollowSettings> {
   /** streaming replicas of `url` for routed reads, each with its own pool */
   replicas?: ReplicaSettings
   /** where the LISTEN connection goes (a direct URL around a pooler); absent: `url`; null: none */
@@ -569,22 +582,35 @@ export interface PostgresStoreOptions extends PoolSettings {
 
 /** A store on a pool that has not connected yet: no I/O until the first call. */
 export function createPostgresStore(url: string, options: PostgresStoreOptions): PostgresStore {
-  return new PostgresStore(new Connections(url, options), options.replicas)
+  return new PostgresStore(connectionsOf(url, options), options.replicas)
+}
+
+function connectionsOf(url: string, options: PostgresStoreOptions): Connections {
+  return new Connections(url, options, { failoverWaitMs: options.failoverWaitMs ?? 0 })
 }
 
 /**
  * Creates the store and checks that the server answers, so a wrong URL or a server that is
  * down fails start-up at once with one line (`cannot connect to PostgreSQL at host:port:
  * ECONNREFUSED`), within connectTimeoutMs, and leaves no connection or timer behind.
- * The connection it opens stays pooled for the migration that openStore runs next.
+ * The connection it opens stays pooled for the migration that openStore runs next. With a
+ * host list, start-up waits for a primary as a request would, plus one connect timeout.
  */
 export async function openPostgresStore(url: string, options: PostgresStoreOptions): Promise<PostgresStore> {
-  const connections = new Connections(url, options)
-  const listenUrl = options.listenUrl === undefined ? url : options.listenUrl
+  const connections = connectionsOf(url, options)
+  // LISTEN goes where the statements go (the primary, wherever it is), unless FEED_NOTIFY
+  // names a URL of its own (a direct one around a pooler), which is used as it is.
+  const listenUrl = options.listenUrl
   const listen =
-    listenUrl === null ? undefined : { url: listenUrl, connectTimeoutMs: options.connectTimeoutMs }
+    listenUrl === null
+      ? undefined
+      : {
+          locate: listenUrl === undefined ? () => connections.primaryUrl() : () => Promise.resolve(listenUrl),
+          connectTimeoutMs: options.connectTimeoutMs,
+        }
   const store = new PostgresStore(connections, options.replicas, listen)
   try {
+    await connections.ready((options.failoverWaitMs ?? 0) + options.connectTimeoutMs)
     await store.ping()
   } catch (error) {
     await store.close()

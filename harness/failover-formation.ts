@@ -1,0 +1,150 @@
+import { execFile, execFileSync } from 'node:child_process'
+import pg from 'pg'
+import { parseHostList } from '../src/store/postgres/host-list.js'
+import { PrimaryFinder } from '../src/store/postgres/primary-finder.js'
+
+/**
+ * The pg_auto_failover formation of .ci/postgres-failover.sh (a monitor and three data nodes
+ * on loopback, TEST_FAILOVER_URL its `pg_autoctl show uri` with a role of the run): a fresh
+ * database on it, a planned switchover, a crash of the primary (its keeper and postgres
+ * killed, so the monitor fails over rather than the keeper restarting postgres), and psql
+ * writes through the multi-host URL as another client would.
+ */
+
+const FORMATION_URL = process.env.TEST_FAILOVER_URL ?? ''
+const DIR = process.env.FAILOVER_DIR ?? '/var/lib/postgresql/failover-ci'
+const MONITOR_PORT = process.env.FAILOVER_PORT ?? '6000'
+
+/**
+ * Why the formation tests cannot run, or false. Under CI=true they run anyway and fail: CI
+ * starts the formation, so a missing one is a broken CI, not a reason to skip.
+ */
+export const formationSkip: string | false =
+  process.env.CI === 'true'
+    ? false
+    : FORMATION_URL === ''
+      ? 'TEST_FAILOVER_URL is not set (.ci/postgres-failover.sh starts a pg_auto_failover formation)'
+      : process.getuid?.() !== 0
+        ? 'not root: su postgres is needed to drive pg_autoctl'
+        : false
+
+function asPostgres(command: string): string {
+  return execFileSync('su', ['postgres', '-c', `PATH=/usr/lib/postgresql/15/bin:$PATH; ${command}`], {
+    encoding: 'utf8',
+  }).trim()
+}
+
+function monitorSql(sql: string): string {
+  return asPostgres(`psql -p ${MONITOR_PORT} -d pg_auto_failover -qAtX -c "${sql}"`)
+}
+
+/** The node the monitor has as primary (reported and assigned), or null during a change. */
+export function primaryNode(): { name: string; port: number } | null {
+  const row = monitorSql(
+    "SELECT nodename || ' ' || nodeport FROM pgautofailover.node WHERE reportedstate = 'primary' AND goalstate = 'primary'",
+  )
+  if (row === '') return null
+  const [name = '', port = ''] = row.split(' ')
+  return { name, port: Number(port) }
+}
+
+/** True once the monitor sees one primary and two secondaries again. */
+export function formationHealthy(): boolean {
+  const states = monitorSql(
+    'SELECT reportedstate::text || goalstate::text FROM pgautofailover.node ORDER BY 1',
+  )
+  return states === ['primaryprimary', 'secondarysecondary', 'secondarysecondary'].join('\n')
+}
+
+/**
+ * `pg_autoctl perform switchover`, resolved when the monitor reports it done; asynchronous,
+ * so the load and the followers of the same process go on meanwhile.
+ */
+export function switchover(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'su',
+      [
+        'postgres',
+        '-c',
+        `PATH=/usr/lib/postgresql/15/bin:$PATH; pg_autoctl perform switchover --pgdata ${DIR}/monitor --formation default`,
+      ],
+      (error) =>
+        error === null
+          ? resolve()
+          : reject(new Error('pg_autoctl perform switchover failed', { cause: error })),
+    )
+  })
+}
+
+/**
+ * Kills the primary's keeper and its postgres at once (kill -9 of the process group the
+ * keeper and postgres share), as a host crash would; returns the node's name.
+ */
+export function crashPrimary(): string {
+  const node = primaryNode()
+  if (node === null) throw new Error('no primary to crash')
+  const postmaster = asPostgres(`head -n 1 ${DIR}/${node.name}/postmaster.pid`)
+  const group = execFileSync('ps', ['-o', 'pgid=', '-p', postmaster], { encoding: 'utf8' }).trim()
+  execFileSync('kill', ['-9', '--', `-${group}`])
+  return node.name
+}
+
+/** Starts a node's keeper again (it rejoins as a secondary). */
+export function restartNode(name: string): void {
+  asPostgres(`setsid nohup pg_autoctl run --pgdata ${DIR}/${name} >>${DIR}/${name}.log 2>&1 </dev/null &`)
+}
+
+/** The single-host URL of the formation's primary now. */
+async function primaryUrl(url: string): Promise<string> {
+  const finder = new PrimaryFinder(parseHostList(url), 2000)
+  try {
+    return (await finder.find(Date.now() + 10_000)).url
+  } finally {
+    finder.close()
+  }
+}
+
+/** `url` (one host or several) with its database replaced by `database`. */
+function onDatabase(url: string, database: string): string {
+  return url.replace(/\/[^/?]*(\?|$)/, `/${database}$1`)
+}
+
+/** A fresh database on the formation: its multi-host URL, and a drop for the end. */
+export async function formationDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `fs_failover_${process.pid}_${Date.now().toString(36)}`
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: await primaryUrl(FORMATION_URL) })
+    await client.connect()
+    try {
+      await client.query(sql)
+    } finally {
+      await client.end()
+    }
+  }
+  await admin(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8'`)
+  return {
+    url: onDatabase(FORMATION_URL, name),
+    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  }
+}
+
+export interface PsqlWrite {
+  name: string
+  startedAt: number
+  endedAt: number
+  ok: boolean
+}
+
+/** One INSERT through psql (libpq: the host list, target_session_attrs=read-write). */
+export function psqlInsert(url: string, sql: string, name: string): Promise<PsqlWrite> {
+  const startedAt = Date.now()
+  return new Promise((resolve) => {
+    execFile(
+      'psql',
+      [url, '-qAtX', '-v', 'ON_ERROR_STOP=1', '-c', sql],
+      { env: { ...process.env, PGCONNECT_TIMEOUT: '2' }, timeout: 10_000 },
+      (error) => resolve({ name, startedAt, endedAt: Date.now(), ok: error === null }),
+    )
+  })
+}
