@@ -46,7 +46,11 @@ function lookupAfter(answer: object, session: FeedSession): Promise<SessionUser 
 
 /** The verdict on `session` once `answer` has been read; rejects only when the lookup does (an outage). */
 export async function sessionVerdict(answer: object, session: FeedSession): Promise<SessionVerdict> {
-  const user = await lookupAfter(answer, session)
+  return verdictOf(await lookupAfter(answer, session))
+}
+
+/** The verdict on a session as read again after an answer (null: revoked, expired, or its user gone). */
+export function verdictOf(user: SessionUser | null): SessionVerdict {
   if (user === null) return { outcome: 'session-ended' }
   if (user.is_suspended) return { outcome: 'frozen' }
   return { outcome: 'valid', user }

@@ -29,22 +29,36 @@ export interface WatcherOptions {
   signals?: (nudge: (ownerId: string | null) => void) => ChangeSignals | null
 }
 
-interface Waiter {
-  ownerId: string
-  baseline: number
-  settle: (end: WaitEnd, generation?: number) => void
+/**
+ * What a parked record wakes: told once how its wait ended and, when a change ended it, the
+ * owner's generation that did (read on the primary: a read after the wake must be at least
+ * that new, or a lagging replica could answer without the change). A method of the follower's
+ * own state, so that parking and waking make no closure, promise or timer per follower.
+ */
+export interface Wakeable {
+  woken(end: WaitEnd, generation: number | null): void
 }
 
-/** A waiter parked by its caller ({@link Hold.park}): the sweep ends it at its deadline. */
-interface Parked extends Waiter {
-  /** epoch ms */
-  deadline: number
+/** One parked follower: a record in its owner's set and in the deadline sweep's. */
+class Waiter {
+  /** once: a slice may still hold a record that was taken back or ended meanwhile */
+  ended = false
+  constructor(
+    readonly ownerId: string,
+    readonly baseline: number,
+    /** epoch ms; the sweep ends the wait then */
+    readonly deadline: number,
+    readonly target: Wakeable,
+  ) {}
 }
+
+/** A parked record, to take back with {@link Hold.unpark} (the client left). */
+export type Parked = object
 
 /** A waiter taken out by a poll, to be told of the generation that woke it. */
 interface Woken {
   waiter: Waiter
-  generation: number | undefined
+  generation: number | null
 }
 
 /**
@@ -54,15 +68,6 @@ interface Woken {
  * than one stall of the loop as long as the whole wake.
  */
 export const WAKE_SLICE = 256
-
-function wakeInSlices(woken: readonly Woken[], from: number): void {
-  const end = Math.min(woken.length, from + WAKE_SLICE)
-  for (let i = from; i < end; i++) {
-    const { waiter, generation } = woken[i] as Woken
-    waiter.settle('changed', generation)
-  }
-  if (end < woken.length) setImmediate(() => wakeInSlices(woken, end))
-}
 
 /**
  * After a sweep, the next comes no sooner than this: a parked wait may end this much after
@@ -90,6 +95,14 @@ export interface Hold {
    * timer ends. The returned function takes the record back (the client left) without a wake.
    */
   park(ownerId: string, baseline: number, deadline: number, wake: (end: WaitEnd) => void): () => void
+  /**
+   * {@link park} for a follower that is its own record's target (an event stream): nothing
+   * is made for the park but the record, and {@link unpark} takes it back. `wokenAt` is not
+   * kept: the target is told the generation.
+   */
+  parkTarget(ownerId: string, baseline: number, deadline: number, target: Wakeable): Parked
+  /** Takes `parked` back without a wake (safe when it already ended). */
+  unpark(parked: Parked): void
   release(): void
 }
 
@@ -97,8 +110,8 @@ export class ChangeWatcher {
   private readonly byOwner = new Map<string, Set<Waiter>>()
   private holds = 0
   private readonly byHolder = new Map<string, number>()
-  /** the waiters parked by their callers, for the deadline sweep */
-  private readonly parked = new Set<Parked>()
+  /** every waiter, for the deadline sweep */
+  private readonly parked = new Set<Waiter>()
   private sweepTimer: NodeJS.Timeout | null = null
   private sweepAt = Infinity
   private timer: NodeJS.Timeout | null = null
@@ -164,10 +177,17 @@ export class ChangeWatcher {
       },
       park: (ownerId, baseline, deadline, wake) => {
         wokenAt = null
-        return this.parkRecord(ownerId, baseline, deadline, wake, (generation) => {
-          wokenAt = generation
+        const parked = this.parkRecord(ownerId, baseline, deadline, {
+          woken: (end, generation) => {
+            wokenAt = generation
+            wake(end)
+          },
         })
+        return () => this.unpark(parked)
       },
+      parkTarget: (ownerId, baseline, deadline, target) =>
+        this.parkRecord(ownerId, baseline, deadline, target),
+      unpark: (parked) => this.unpark(parked),
       release: () => {
         if (released) return
         released = true
@@ -182,7 +202,8 @@ export class ChangeWatcher {
   /** Ends every wait with 'closed' and refuses to park from now on (shutdown). */
   close(): void {
     this.closed = true
-    for (const waiters of this.byOwner.values()) for (const waiter of waiters) waiter.settle('closed')
+    for (const waiters of [...this.byOwner.values()])
+      for (const waiter of [...waiters]) this.settle(waiter, 'closed', null)
     this.stop()
     this.stopSweep()
     this.signals?.pause()
@@ -193,65 +214,62 @@ export class ChangeWatcher {
     baseline: number,
     deadline: number,
     signal: AbortSignal,
-    woken: (generation: number) => void,
+    woken: (generation: number | null) => void,
   ): Promise<WaitEnd> {
     if (this.closed) return Promise.resolve('closed')
     if (signal.aborted) return Promise.resolve('gone')
     return new Promise<WaitEnd>((resolve) => {
-      const onAbort = () => waiter.settle('gone')
-      const timeout = setTimeout(() => waiter.settle('timeout'), Math.max(0, deadline - Date.now()))
-      let ended = false
-      const waiter: Waiter = {
-        ownerId,
-        baseline,
-        settle: (end, generation) => {
-          // Once: a slice may still hold a waiter that its client's leaving already ended.
-          if (ended) return
-          ended = true
-          if (generation !== undefined) woken(generation)
-          clearTimeout(timeout)
+      const onAbort = () => this.settle(waiter, 'gone', null)
+      const waiter = this.parkRecord(ownerId, baseline, deadline, {
+        woken: (end, generation) => {
           signal.removeEventListener('abort', onAbort)
-          this.unregister(waiter)
+          woken(generation)
           resolve(end)
         },
-      }
+      })
       signal.addEventListener('abort', onAbort, { once: true })
-      this.register(waiter)
     })
   }
 
-  private parkRecord(
-    ownerId: string,
-    baseline: number,
-    deadline: number,
-    wake: (end: WaitEnd) => void,
-    woken: (generation: number) => void,
-  ): () => void {
+  /** A record for `target` in the owner's set and the deadline sweep's (closed: woken 'closed' soon). */
+  private parkRecord(ownerId: string, baseline: number, deadline: number, target: Wakeable): Waiter {
+    const waiter = new Waiter(ownerId, baseline, deadline, target)
     if (this.closed) {
-      queueMicrotask(() => wake('closed'))
-      return () => undefined
-    }
-    let ended = false
-    const waiter: Parked = {
-      ownerId,
-      baseline,
-      deadline,
-      settle: (end, generation) => {
-        // Once: a slice may still hold a record taken back meanwhile (the client left).
-        if (ended) return
-        ended = true
-        if (generation !== undefined) woken(generation)
-        this.unregister(waiter)
-        wake(end)
-      },
+      waiter.ended = true
+      queueMicrotask(() => target.woken('closed', null))
+      return waiter
     }
     this.register(waiter)
-    this.parked.add(waiter)
     this.sweepBy(deadline)
-    return () => {
-      ended = true
-      this.unregister(waiter)
+    return waiter
+  }
+
+  /** Ends `waiter` once: out of the sets, then its target told. */
+  private settle(waiter: Waiter, end: WaitEnd, generation: number | null): void {
+    if (waiter.ended) return
+    waiter.ended = true
+    this.unregister(waiter)
+    waiter.target.woken(end, generation)
+  }
+
+  /** Takes `parked` back without a wake. */
+  private unpark(parked: Parked): void {
+    if (!(parked instanceof Waiter) || parked.ended) return
+    parked.ended = true
+    this.unregister(parked)
+  }
+
+  /**
+   * Wakes `woken` from `from`, {@link WAKE_SLICE} in this turn and the rest in later turns.
+   * A record ended meanwhile (its client left) is skipped.
+   */
+  private wakeInSlices(woken: readonly Woken[], from: number): void {
+    const end = Math.min(woken.length, from + WAKE_SLICE)
+    for (let i = from; i < end; i++) {
+      const { waiter, generation } = woken[i] as Woken
+      this.settle(waiter, 'changed', generation)
     }
+    if (end < woken.length) setImmediate(() => this.wakeInSlices(woken, end))
   }
 
   private register(waiter: Waiter): void {
@@ -261,15 +279,16 @@ export class ChangeWatcher {
       this.byOwner.set(waiter.ownerId, waiters)
     }
     waiters.add(waiter)
+    this.parked.add(waiter)
     this.signals?.resume()
     this.schedule()
   }
 
-  /** Takes `waiter` out (safe twice); with nobody left waiting, nothing runs. */
+  /** Takes `waiter` out of both sets (safe twice); with nobody left waiting, nothing runs. */
   private unregister(waiter: Waiter): void {
     const waiters = this.byOwner.get(waiter.ownerId)
     if (waiters?.delete(waiter) === true && waiters.size === 0) this.byOwner.delete(waiter.ownerId)
-    if (this.parked.delete(waiter as Parked) && this.parked.size === 0) this.stopSweep()
+    if (this.parked.delete(waiter) && this.parked.size === 0) this.stopSweep()
     if (this.byOwner.size === 0) {
       this.stop()
       this.signals?.pause()
@@ -289,12 +308,11 @@ export class ChangeWatcher {
     const now = Date.now()
     let next = Infinity
     for (const waiter of [...this.parked]) {
-      if (waiter.deadline <= now) waiter.settle('timeout')
+      if (waiter.deadline <= now) this.settle(waiter, 'timeout', null)
       else next = Math.min(next, waiter.deadline)
     }
     if (next !== Infinity && this.parked.size > 0) this.sweepBy(Math.max(next, now + SWEEP_GRAIN_MS))
   }
-
   private stopSweep(): void {
     if (this.sweepTimer !== null) clearTimeout(this.sweepTimer)
     this.sweepTimer = null
@@ -325,12 +343,12 @@ export class ChangeWatcher {
         const now = generations.get(ownerId)
         for (const waiter of this.byOwner.get(ownerId) ?? []) {
           // A vanished owner wakes too: its requests then answer whatever the feed says.
-          if (now !== waiter.baseline) woken.push({ waiter, generation: now })
+          if (now !== waiter.baseline) woken.push({ waiter, generation: now ?? null })
         }
       }
       // Out at once, so that a poll while the later slices wait cannot wake them twice.
       for (const { waiter } of woken) this.unregister(waiter)
-      wakeInSlices(woken, 0)
+      this.wakeInSlices(woken, 0)
     } catch (error) {
       this.options.onError?.(error)
     } finally {

@@ -11,6 +11,7 @@ import { acceptsEventStream, type EventStreamOptions } from './event-stream.js'
 import { feedProblem } from './feed-problems.js'
 import { followAsStream } from './feed-stream.js'
 import { SessionLookups } from './session-lookups.js'
+import { StreamReads } from './stream-reads.js'
 import type { ParameterRules } from '../../schemas/parameter-rules.js'
 import { problems } from '../problems.js'
 import { JSON_CONTENT_TYPE, serializedText } from '../serialized.js'
@@ -75,6 +76,7 @@ export function feedAnswerer<R extends FeedRequest, B extends FeedBody>(
   }
   const draining = () => app.drainState.draining
   const lookups = new SessionLookups(store)
+  const reads = new StreamReads<B>(lookups)
   /** One answer, held while the feed waits (or the 503 while draining). */
   const answerOnce = async (request: FastifyRequest, reply: FastifyReply, asked: R): Promise<unknown> => {
     if (draining()) throw problems.shuttingDown()
@@ -107,6 +109,7 @@ export function feedAnswerer<R extends FeedRequest, B extends FeedBody>(
           session: feedSession(lookups, request),
           rules,
           serialize: (body) => serialize(reply, body),
+          reads,
           draining,
           options: eventStream,
         })

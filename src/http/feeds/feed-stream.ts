@@ -4,15 +4,16 @@ import {
   eventFrame,
   streamEvents,
   type EventStreamOptions,
+  type FrameSource,
   type NextFrame,
   type StreamControl,
 } from './event-stream.js'
 import { problemBody, problems, toProblem, type HttpProblem } from '../problems.js'
-import { feedProblem, sessionProblem } from './feed-problems.js'
+import { feedProblem } from './feed-problems.js'
 import type { Feed, FeedBody, FeedRequest } from '../../feed/feed.js'
-import type { Idle } from '../../feed/held-request.js'
-import { sessionVerdict, type FeedSession } from '../../feed/session-recheck.js'
-import type { Hold } from '../../feed/watcher.js'
+import type { FeedSession } from '../../feed/session-recheck.js'
+import type { Hold, Parked, WaitEnd, Wakeable } from '../../feed/watcher.js'
+import type { FeedStep, GroupReader, StreamReads } from './stream-reads.js'
 import { TOKEN_PATTERN } from '../../schemas/bounded.js'
 import type { ParameterRules } from '../../schemas/parameter-rules.js'
 
@@ -26,15 +27,14 @@ import type { ParameterRules } from '../../schemas/parameter-rules.js'
  * outage ends the stream with one `error` event carrying the problem details.
  */
 
-/** One read of a feed: an answer, nothing yet (park at that generation), or the problem that ends the stream. */
-type FeedStep<B extends FeedBody> = { body: B } | Idle | { problem: HttpProblem }
-
 interface FeedStream<B extends FeedBody> {
   /** the first answer, read before the stream started (its problems were ordinary answers) */
   first: B
+  /** the request but its cursor, as text: streams with the same one read alike (stream-reads.ts) */
+  key: string
   /**
    * One read after `cursor`; `draining`: the last read before the stream closes, which
-   * answers even when nothing follows. `wokenAt`: as for {@link Hold.park}'s wake.
+   * answers even when nothing follows. `wokenAt`: as for {@link Wakeable.woken}'s generation.
    */
   step(user: SessionUser, cursor: string, draining: boolean, wokenAt: number | null): Promise<FeedStep<B>>
   /** the body as the route's 200 schema serialises it */
@@ -43,6 +43,8 @@ interface FeedStream<B extends FeedBody> {
   session: FeedSession
   /** the stream's place among the process's held requests: it parks there, released when it ends */
   hold: Hold
+  /** the route's grouped reads, which this stream's reads join */
+  reads: StreamReads<B>
   /** whether the process is shutting down: send what is pending, then close */
   draining(): boolean
   options: EventStreamOptions
@@ -60,116 +62,115 @@ function changesFrame<B extends FeedBody>(body: B, serialize: (body: B) => strin
   return frame
 }
 
-/**
- * Streams `feed` on `reply` until the client leaves, a problem ends it, or its time runs out.
- * While nothing follows its cursor, the stream is one record parked on the watcher (its hold)
- * and this state: no promise, timer or listener of its own.
- */
-function streamFeed<B extends FeedBody>(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  feed: FeedStream<B>,
-): void {
-  const errorFrame = (problem: HttpProblem): NextFrame => ({
-    frame: eventFrame('error', JSON.stringify(problemBody(problem, request.id))),
-    last: true,
-  })
-  /** The session's user after `body` was read, or the problem that ends the stream (401, 403, 503). */
-  const sessionUser = async (body: B): Promise<SessionUser | HttpProblem> => {
-    try {
-      const verdict = await sessionVerdict(body, feed.session)
-      return verdict.outcome === 'valid' ? verdict.user : sessionProblem(verdict)
-    } catch (error) {
-      // An outage of the lookup: the stream ends with its problem, as an arrival would.
-      return toProblem(error)
-    }
-  }
-  const failed = (error: unknown): NextFrame => {
-    const problem = toProblem(error)
-    if (problem.status >= 500) request.log.error({ err: error }, 'event stream failed')
-    return errorFrame(problem)
-  }
-  let cursor = feed.first.cursor
-  // The user as last checked: its listing generation tells the feed where the present is.
-  let user = request.sessionUser
-  let started = false
-  /** the last event said has_more: the answer that reaches the present is sent, even empty */
-  let behind = feed.first.has_more
-  let stopped = false
-  /** takes the parked record back; null while not parked */
-  let unpark: (() => void) | null = null
-  /** the watcher closed (shutdown): read once more, send what it finds, then end */
-  let closed = false
-  let control: StreamControl
-  let deliver: (step: NextFrame) => void
+const notStarted = (): void => undefined
 
-  /** One read after `cursor` (`wokenAt`: the wake's generation), then an event, or a park. */
-  const read = (wokenAt: number | null): void => {
-    if (stopped || control.gone) return deliver(null)
-    const draining = closed || feed.draining()
-    if (!draining && Date.now() >= control.deadline) return deliver(null)
-    feed
-      .step(user, cursor, draining, wokenAt)
-      .then((step) => (stopped ? null : answered(step, draining)))
-      .then(
-        (next) => next !== undefined && deliver(next),
-        (error: unknown) => deliver(failed(error)),
-      )
+/**
+ * One stream of a feed until the client leaves, a problem ends it, or its time runs out: the
+ * frames' source (event-stream.ts), the watcher's record target while nothing follows its
+ * cursor (one record, this state: no promise, timer or listener of its own), and a reader of
+ * its route's grouped reads (stream-reads.ts), which make each read and session check once
+ * for all the streams woken together. Its state is fields, not closures, so a wake makes
+ * nothing per stream.
+ */
+class FeedFollower<B extends FeedBody> implements FrameSource, Wakeable, GroupReader<B> {
+  cursor: string
+  /** the user as last checked: its listing generation tells the feed where the present is */
+  user: SessionUser
+  behind: boolean
+  private started = false
+  private stopped = false
+  /** the watcher's record while parked */
+  private parked: Parked | null = null
+  /** the watcher closed (shutdown): read once more, send what it finds, then end */
+  private closed = false
+  private control: StreamControl = { deadline: 0, gone: false }
+  private deliver: (step: NextFrame) => void = notStarted
+
+  constructor(
+    private readonly request: FastifyRequest,
+    private readonly feed: FeedStream<B>,
+  ) {
+    this.cursor = feed.first.cursor
+    this.user = request.sessionUser
+    this.behind = feed.first.has_more
   }
-  /** What a read found: the frame to send, or undefined when the stream parked or reads on. */
-  const answered = async (step: FeedStep<B>, draining: boolean): Promise<NextFrame | undefined> => {
-    if ('problem' in step) return errorFrame(step.problem)
-    if ('generation' in step) {
-      if (draining) return null
-      park(step.generation)
-      return undefined
-    }
-    const { body } = step
-    if (body.changes.length === 0 && !body.has_more && !behind) {
-      // Nothing to tell (only other folders changed, or the last read found nothing): no
-      // event, but the next read starts from the newer position.
-      cursor = body.cursor
-      if (draining) return null
-      read(null)
-      return undefined
-    }
-    // Checked again after the read: the answer may hold only what committed while the
-    // session was still good.
-    const checked = await sessionUser(body)
-    if (!('id' in checked)) return errorFrame(checked)
-    user = checked
-    cursor = body.cursor
-    behind = body.has_more
-    // While draining, the pending answers are sent until the present, then the stream ends.
-    return { frame: changesFrame(body, feed.serialize), last: false }
+
+  get queryKey(): string {
+    return this.feed.key
   }
-  const park = (generation: number): void => {
-    unpark = feed.hold.park(user.id, generation, control.deadline, (end) => {
-      unpark = null
-      if (end === 'closed') closed = true
-      read(end === 'changed' ? feed.hold.wokenAt : null)
+
+  get sessionId(): string {
+    return this.feed.session.id
+  }
+
+  get ended(): boolean {
+    return this.stopped || this.control.gone
+  }
+
+  next(control: StreamControl, deliver: (step: NextFrame) => void): void {
+    this.control = control
+    this.deliver = deliver
+    if (this.started) return this.read(null)
+    this.started = true
+    deliver({ frame: changesFrame(this.feed.first, this.feed.serialize), last: false })
+  }
+
+  stop(): void {
+    this.stopped = true
+    if (this.parked !== null) this.feed.hold.unpark(this.parked)
+    this.parked = null
+    this.feed.hold.release()
+  }
+
+  woken(end: WaitEnd, generation: number | null): void {
+    this.parked = null
+    if (end === 'closed') this.closed = true
+    this.read(end === 'changed' ? generation : null)
+  }
+
+  step(user: SessionUser, cursor: string, draining: boolean, wokenAt: number | null): Promise<FeedStep<B>> {
+    return this.feed.step(user, cursor, draining, wokenAt)
+  }
+
+  refused(problem: HttpProblem): void {
+    this.deliver({
+      frame: eventFrame('error', JSON.stringify(problemBody(problem, this.request.id))),
+      last: true,
     })
   }
-  streamEvents(
-    request,
-    reply,
-    {
-      next(streamControl, give) {
-        control = streamControl
-        deliver = give
-        if (started) return read(null)
-        started = true
-        give({ frame: changesFrame(feed.first, feed.serialize), last: false })
-      },
-      stop() {
-        stopped = true
-        unpark?.()
-        unpark = null
-        feed.hold.release()
-      },
-    },
-    feed.options,
-  )
+
+  failed(error: unknown): void {
+    const problem = toProblem(error)
+    if (problem.status >= 500) this.request.log.error({ err: error }, 'event stream failed')
+    this.refused(problem)
+  }
+
+  idle(generation: number, draining: boolean): void {
+    if (draining) return this.deliver(null)
+    this.parked = this.feed.hold.parkTarget(this.user.id, generation, this.control.deadline, this)
+  }
+
+  skip(body: B, draining: boolean): void {
+    this.cursor = body.cursor
+    if (draining) return this.deliver(null)
+    this.read(null)
+  }
+
+  send(body: B, user: SessionUser): void {
+    this.user = user
+    this.cursor = body.cursor
+    this.behind = body.has_more
+    // While draining, the pending answers are sent until the present, then the stream ends.
+    this.deliver({ frame: changesFrame(body, this.feed.serialize), last: false })
+  }
+
+  /** One read after the cursor (`wokenAt`: the wake's generation), with its group. */
+  private read(wokenAt: number | null): void {
+    if (this.ended) return this.deliver(null)
+    const draining = this.closed || this.feed.draining()
+    if (!draining && Date.now() >= this.control.deadline) return this.deliver(null)
+    this.feed.reads.join(this, wokenAt, draining)
+  }
 }
 
 const CURSOR_PATTERN = new RegExp(TOKEN_PATTERN)
@@ -196,15 +197,25 @@ export interface FollowedStream<R extends FeedRequest, B extends FeedBody> {
   /** the feed's parameter texts for its 400s */
   rules: ParameterRules
   serialize: (body: B) => string
+  /** the route's grouped reads (stream-reads.ts) */
+  reads: StreamReads<B>
   draining(): boolean
   options: EventStreamOptions
+}
+
+/** The request but its cursor and wait (which a stream's reads do not use), as a group's key. */
+function queryKey(asked: FeedRequest): string {
+  const rest: Record<string, unknown> = { ...asked }
+  delete rest.cursor
+  delete rest.wait
+  return JSON.stringify(rest)
 }
 
 /**
  * GET with `Accept: text/event-stream` on a feed (changes, tree): the first answer as an
  * ordinary request would get it (its problems are ordinary answers), then every later one
- * as an event. The stream checks the session after every read itself (streamFeed), with one
- * lookup shared by the streams a commit wakes.
+ * as an event. The stream checks the session after every read itself (FeedFollower), in one
+ * statement for the streams a commit wakes.
  */
 export async function followAsStream<R extends FeedRequest, B extends FeedBody>(
   request: FastifyRequest,
@@ -227,8 +238,9 @@ export async function followAsStream<R extends FeedRequest, B extends FeedBody>(
       }
       throw feedProblem(first, rules)
     }
-    streamFeed<B>(request, reply, {
+    const follower = new FeedFollower<B>(request, {
       first: first.body,
+      key: queryKey(asked),
       // Not async: a stream reads through here at every wake.
       step(user, after, last, wokenAt) {
         // Only the last read answers when nothing follows; any other says so (the stream parks).
@@ -241,9 +253,11 @@ export async function followAsStream<R extends FeedRequest, B extends FeedBody>(
       serialize: stream.serialize,
       session,
       hold,
+      reads: stream.reads,
       draining: () => stream.draining(),
       options: stream.options,
     })
+    streamEvents(request, reply, follower, stream.options)
   } catch (error) {
     hold.release()
     throw error

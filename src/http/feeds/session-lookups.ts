@@ -11,9 +11,10 @@ import { SESSION_BATCH, type ServingStore, type SessionUser } from '../../store/
 
 type SessionStore = Pick<ServingStore, 'findSessionUser' | 'findSessionUsers'>
 
+/** One ask: some sessions, answered together (a woken group's, or one request's). */
 interface Asked {
-  sessionId: string
-  resolve: (user: SessionUser | null) => void
+  sessionIds: readonly string[]
+  resolve: (users: (SessionUser | null)[]) => void
   reject: (error: unknown) => void
 }
 
@@ -24,8 +25,16 @@ export class SessionLookups {
 
   /** The session `sessionId` read again, with the others asked in this turn. */
   find(sessionId: string): Promise<SessionUser | null> {
+    return this.findAll([sessionId]).then((users) => users[0] ?? null)
+  }
+
+  /**
+   * The sessions `sessionIds` read again, in order (a session revoked, expired or whose user
+   * is gone: null), with the others asked in this turn: one promise for a whole group.
+   */
+  findAll(sessionIds: readonly string[]): Promise<(SessionUser | null)[]> {
     return new Promise((resolve, reject) => {
-      if (this.asked.push({ sessionId, resolve, reject }) === 1) setImmediate(() => this.send())
+      if (this.asked.push({ sessionIds, resolve, reject }) === 1) setImmediate(() => this.send())
     })
   }
 
@@ -33,19 +42,32 @@ export class SessionLookups {
     const asked = this.asked
     this.asked = []
     const now = Date.now()
-    for (let from = 0; from < asked.length; from += SESSION_BATCH) {
-      const batch = asked.slice(from, from + SESSION_BATCH)
+    const ids = asked.flatMap((one) => one.sessionIds)
+    const found: Promise<(SessionUser | null)[]>[] = []
+    for (let from = 0; from < ids.length; from += SESSION_BATCH) {
+      const batch = ids.slice(from, from + SESSION_BATCH)
       const lone = batch.length === 1 ? batch[0] : undefined
-      const users =
+      found.push(
         lone === undefined
-          ? this.store.findSessionUsers(
-              batch.map((one) => one.sessionId),
-              now,
-            )
-          : this.store.findSessionUser(lone.sessionId, now).then((user) => [user])
-      users.then(
-        (found) => batch.forEach((one, i) => one.resolve(found[i] ?? null)),
-        (error: unknown) => batch.forEach((one) => one.reject(error)),
+          ? this.store.findSessionUsers(batch, now)
+          : this.store.findSessionUser(lone, now).then((user) => [user]),
+      )
+    }
+    // Each ask is answered when its own batches are: one failed batch fails only the asks in it.
+    let at = 0
+    for (const one of asked) {
+      const first = Math.floor(at / SESSION_BATCH)
+      const last = Math.floor((at + one.sessionIds.length - 1) / SESSION_BATCH)
+      const offset = at - first * SESSION_BATCH
+      const count = one.sessionIds.length
+      at += count
+      if (count === 0) {
+        one.resolve([])
+        continue
+      }
+      Promise.all(found.slice(first, last + 1)).then(
+        (batches) => one.resolve(batches.flat().slice(offset, offset + count)),
+        (error: unknown) => one.reject(error),
       )
     }
   }
