@@ -28,14 +28,21 @@ export const DEFAULT_EVENT_STREAM_OPTIONS: Readonly<EventStreamOptions> = Object
   maxMs: 10 * 60_000,
 })
 
-/** What to do next: send a frame (and stop after it when `last`), or stop now. */
-export type NextFrame = { frame: Uint8Array; last: boolean } | null
+/**
+ * What to do next: send a frame (and stop after it when `last`), or stop now. `more`: another
+ * frame follows at once (a catch-up's next answer), so the socket is held corked and the
+ * frames leave together in one write, until the socket's buffer is full (its high-water
+ * mark: a long catch-up costs few writes without holding its download in memory).
+ */
+export type NextFrame = { frame: Uint8Array; last: boolean; more?: boolean } | null
 
 /** The stream as its source sees it: when it must end, and whether the client already left. */
 export interface StreamControl {
   /** epoch ms at which the stream ends (its `maxMs` from the start) */
   readonly deadline: number
   readonly gone: boolean
+  /** Sends what a frame with `more` left corked: the source found nothing more to send now. */
+  flush(): void
 }
 
 /**
@@ -110,12 +117,21 @@ export function streamEvents(
   options: EventStreamOptions,
 ): void {
   const res = reply.raw
-  const control = { deadline: Date.now() + options.maxMs, gone: false }
+  const socket = res.socket
+  /** the socket is corked by this stream (its start, or frames with `more`) */
+  let corked = false
+  const flush = () => {
+    if (!corked) return
+    corked = false
+    socket?.uncork()
+  }
+  const control = { deadline: Date.now() + options.maxMs, gone: false, flush }
   let stopHeartbeat: (() => void) | null = null
   let ended = false
   const finish = () => {
     if (ended) return
     ended = true
+    flush()
     stopHeartbeat?.()
     res.off('close', onClose)
     draining?.off('drain', drained)
@@ -134,8 +150,14 @@ export function streamEvents(
   const deliver = (step: NextFrame) => {
     if (ended) return
     if (step === null || control.gone) return finish()
+    if (step.more === true && !corked && socket !== null) {
+      socket.cork()
+      corked = true
+    }
     const full = writeFrame(res, step.frame)
     if (step.last) return finish()
+    // A full socket sends what is corked, or its 'drain' would never come.
+    if (step.more !== true || full !== null) flush()
     // Backpressure: a slow reader holds its own frames, not the process's memory.
     if (full === null) return pull()
     draining = full
@@ -147,6 +169,11 @@ export function streamEvents(
   }
   res.once('close', onClose)
   reply.hijack()
+  // The headers, the retry line and the first frame (and the catch-up after it) in one write.
+  if (socket !== null) {
+    socket.cork()
+    corked = true
+  }
   const headers: OutgoingHttpHeaders = {}
   for (const [name, value] of Object.entries(reply.getHeaders()))
     if (value !== undefined) headers[name] = value

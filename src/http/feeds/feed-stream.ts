@@ -83,7 +83,7 @@ class FeedFollower<B extends FeedBody> implements FrameSource, Wakeable, GroupRe
   private parked: Parked | null = null
   /** the watcher closed (shutdown): read once more, send what it finds, then end */
   private closed = false
-  private control: StreamControl = { deadline: 0, gone: false }
+  private control: StreamControl = { deadline: 0, gone: false, flush: notStarted }
   private deliver: (step: NextFrame) => void = notStarted
 
   constructor(
@@ -112,7 +112,8 @@ class FeedFollower<B extends FeedBody> implements FrameSource, Wakeable, GroupRe
     this.deliver = deliver
     if (this.started) return this.read(null)
     this.started = true
-    deliver({ frame: changesFrame(this.feed.first, this.feed.serialize), last: false })
+    const { first } = this.feed
+    deliver({ frame: changesFrame(first, this.feed.serialize), last: false, more: first.has_more })
   }
 
   stop(): void {
@@ -147,6 +148,8 @@ class FeedFollower<B extends FeedBody> implements FrameSource, Wakeable, GroupRe
 
   idle(generation: number, draining: boolean): void {
     if (draining) return this.deliver(null)
+    // A catch-up whose rest held nothing for this stream: what it corked leaves now.
+    this.control.flush()
     this.parked = this.feed.hold.parkTarget(this.user.id, generation, this.control.deadline, this)
   }
 
@@ -161,7 +164,7 @@ class FeedFollower<B extends FeedBody> implements FrameSource, Wakeable, GroupRe
     this.cursor = body.cursor
     this.behind = body.has_more
     // While draining, the pending answers are sent until the present, then the stream ends.
-    this.deliver({ frame: changesFrame(body, this.feed.serialize), last: false })
+    this.deliver({ frame: changesFrame(body, this.feed.serialize), last: false, more: body.has_more })
   }
 
   /** One read after the cursor (`wokenAt`: the wake's generation), with its group. */
