@@ -203,6 +203,20 @@ for (const backend of allBackends()) {
       assert.equal(stream.items.filter((i) => i.kind === 'event').length, 2, 'nothing else was sent')
     })
 
+    it('a revoke with nothing committed after it ends an idle stream at the next read of held sessions', async () => {
+      const { base } = await serve({ sessionRecheckMs: 100 })
+      const session = uuid('5ee00000', 11)
+      await addSession(session)
+      const stream = await open(base, '', {}, session)
+      await stream.nextEvent(5000)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      await sql.run('DELETE FROM sessions WHERE id = ?', session)
+      const final = await stream.nextEvent(5000)
+      assert.equal(final.event, 'error')
+      assert.equal((JSON.parse(final.data) as { status: number }).status, 401)
+      await stream.ended
+    })
+
     it('a revoke ends every idle stream of the session with the error event, none sent the change', async () => {
       const counted = countingCalls(opened.store, 'findSessionUser')
       const { base } = await serve({ longPollMaxPerSession: 100 }, counted.store)
