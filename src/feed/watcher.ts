@@ -13,8 +13,24 @@ import type { ChangeSignals, ServingStore } from '../store/store.js'
  * rather than at the next interval; the interval stays, so a lost hint costs latency only.
  */
 
-/** How a wait ended: a change (read the feed), the time ran out, the client left, or shutdown. */
-export type WaitEnd = 'changed' | 'timeout' | 'gone' | 'closed'
+/**
+ * How a wait ended: a change (read the feed), the time ran out, the client left, shutdown, or
+ * its session no longer passes the checks (answer the problem; see {@link SessionSweep}).
+ */
+export type WaitEnd = 'changed' | 'timeout' | 'gone' | 'closed' | 'session'
+
+/**
+ * The held requests' sessions read again while they wait (docs/api.md "Wait"): a revoke, an
+ * expiry or a freeze writes nothing to the feeds' log, so without this a held request would
+ * learn of it only when its wait ends. Every `everyMs` while anything is held, the sessions
+ * holding are read in statements of many (never one each), and the waits of those refused
+ * end with 'session'; with nothing held, no timer runs.
+ */
+export interface SessionSweep {
+  everyMs: number
+  /** of `holders` (session ids), those whose session a request would now be refused for */
+  refused(holders: readonly string[]): Promise<ReadonlySet<string>>
+}
 
 export interface WatcherOptions {
   /** time between two reads of the generations */
@@ -27,6 +43,8 @@ export interface WatcherOptions {
   onError?: (error: unknown) => void
   /** the store's commit hints, given the watcher's nudge (absent: the interval alone) */
   signals?: (nudge: (ownerId: string | null) => void) => ChangeSignals | null
+  /** the held sessions read again while they wait (absent: only when a wait ends) */
+  sessions?: SessionSweep
 }
 
 /**
@@ -44,6 +62,8 @@ class Waiter {
   /** once: a slice may still hold a record that was taken back or ended meanwhile */
   ended = false
   constructor(
+    /** the session holding it */
+    readonly holder: string,
     readonly ownerId: string,
     readonly baseline: number,
     /** epoch ms; the sweep ends the wait then */
@@ -114,6 +134,8 @@ export class ChangeWatcher {
   private readonly parked = new Set<Waiter>()
   private sweepTimer: NodeJS.Timeout | null = null
   private sweepAt = Infinity
+  private sessionTimer: NodeJS.Timeout | null = null
+  private checkingSessions = false
   private timer: NodeJS.Timeout | null = null
   private polling = false
   /** a hint came during a read, which may have missed its commit: read again right after */
@@ -168,7 +190,7 @@ export class ChangeWatcher {
       // Not async: a held request awaits the park itself, one suspended frame fewer per hold.
       until: (ownerId, baseline, deadline, signal) => {
         wokenAt = null
-        return this.park(ownerId, baseline, deadline, signal, (generation) => {
+        return this.park(holder, ownerId, baseline, deadline, signal, (generation) => {
           wokenAt = generation
         })
       },
@@ -177,7 +199,7 @@ export class ChangeWatcher {
       },
       park: (ownerId, baseline, deadline, wake) => {
         wokenAt = null
-        const parked = this.parkRecord(ownerId, baseline, deadline, {
+        const parked = this.parkRecord(holder, ownerId, baseline, deadline, {
           woken: (end, generation) => {
             wokenAt = generation
             wake(end)
@@ -186,7 +208,7 @@ export class ChangeWatcher {
         return () => this.unpark(parked)
       },
       parkTarget: (ownerId, baseline, deadline, target) =>
-        this.parkRecord(ownerId, baseline, deadline, target),
+        this.parkRecord(holder, ownerId, baseline, deadline, target),
       unpark: (parked) => this.unpark(parked),
       release: () => {
         if (released) return
@@ -206,10 +228,12 @@ export class ChangeWatcher {
       for (const waiter of [...waiters]) this.settle(waiter, 'closed', null)
     this.stop()
     this.stopSweep()
+    this.stopSessionChecks()
     this.signals?.pause()
   }
 
   private park(
+    holder: string,
     ownerId: string,
     baseline: number,
     deadline: number,
@@ -220,7 +244,7 @@ export class ChangeWatcher {
     if (signal.aborted) return Promise.resolve('gone')
     return new Promise<WaitEnd>((resolve) => {
       const onAbort = () => this.settle(waiter, 'gone', null)
-      const waiter = this.parkRecord(ownerId, baseline, deadline, {
+      const waiter = this.parkRecord(holder, ownerId, baseline, deadline, {
         woken: (end, generation) => {
           signal.removeEventListener('abort', onAbort)
           woken(generation)
@@ -232,8 +256,14 @@ export class ChangeWatcher {
   }
 
   /** A record for `target` in the owner's set and the deadline sweep's (closed: woken 'closed' soon). */
-  private parkRecord(ownerId: string, baseline: number, deadline: number, target: Wakeable): Waiter {
-    const waiter = new Waiter(ownerId, baseline, deadline, target)
+  private parkRecord(
+    holder: string,
+    ownerId: string,
+    baseline: number,
+    deadline: number,
+    target: Wakeable,
+  ): Waiter {
+    const waiter = new Waiter(holder, ownerId, baseline, deadline, target)
     if (this.closed) {
       waiter.ended = true
       queueMicrotask(() => target.woken('closed', null))
@@ -263,13 +293,13 @@ export class ChangeWatcher {
    * Wakes `woken` from `from`, {@link WAKE_SLICE} in this turn and the rest in later turns.
    * A record ended meanwhile (its client left) is skipped.
    */
-  private wakeInSlices(woken: readonly Woken[], from: number): void {
-    const end = Math.min(woken.length, from + WAKE_SLICE)
-    for (let i = from; i < end; i++) {
+  private wakeInSlices(woken: readonly Woken[], from: number, end: 'changed' | 'session'): void {
+    const to = Math.min(woken.length, from + WAKE_SLICE)
+    for (let i = from; i < to; i++) {
       const { waiter, generation } = woken[i] as Woken
-      this.settle(waiter, 'changed', generation)
+      this.settle(waiter, end, generation)
     }
-    if (end < woken.length) setImmediate(() => this.wakeInSlices(woken, end))
+    if (to < woken.length) setImmediate(() => this.wakeInSlices(woken, to, end))
   }
 
   private register(waiter: Waiter): void {
@@ -282,6 +312,7 @@ export class ChangeWatcher {
     this.parked.add(waiter)
     this.signals?.resume()
     this.schedule()
+    this.scheduleSessionChecks()
   }
 
   /** Takes `waiter` out of both sets (safe twice); with nobody left waiting, nothing runs. */
@@ -291,7 +322,51 @@ export class ChangeWatcher {
     if (this.parked.delete(waiter) && this.parked.size === 0) this.stopSweep()
     if (this.byOwner.size === 0) {
       this.stop()
+      this.stopSessionChecks()
       this.signals?.pause()
+    }
+  }
+
+  private scheduleSessionChecks(): void {
+    const sweep = this.options.sessions
+    if (sweep === undefined || this.sessionTimer !== null || this.checkingSessions) return
+    if (this.closed || this.byOwner.size === 0) return
+    this.sessionTimer = setTimeout(() => {
+      this.sessionTimer = null
+      void this.checkSessions(sweep)
+    }, sweep.everyMs)
+  }
+
+  private stopSessionChecks(): void {
+    if (this.sessionTimer !== null) clearTimeout(this.sessionTimer)
+    this.sessionTimer = null
+  }
+
+  /** Ends with 'session' the waits whose session is now refused; the rest wait on. */
+  private async checkSessions(sweep: SessionSweep): Promise<void> {
+    this.checkingSessions = true
+    const byHolder = new Map<string, Waiter[]>()
+    for (const waiters of this.byOwner.values()) {
+      for (const waiter of waiters) {
+        const held = byHolder.get(waiter.holder)
+        if (held === undefined) byHolder.set(waiter.holder, [waiter])
+        else held.push(waiter)
+      }
+    }
+    try {
+      const refused = await sweep.refused([...byHolder.keys()])
+      const ended: Woken[] = []
+      for (const holder of refused) {
+        for (const waiter of byHolder.get(holder) ?? []) ended.push({ waiter, generation: null })
+      }
+      for (const { waiter } of ended) this.unregister(waiter)
+      this.wakeInSlices(ended, 0, 'session')
+    } catch (error) {
+      // An outage: the checks at the end of each wait still hold; try again next time.
+      this.options.onError?.(error)
+    } finally {
+      this.checkingSessions = false
+      this.scheduleSessionChecks()
     }
   }
 
@@ -348,7 +423,7 @@ export class ChangeWatcher {
       }
       // Out at once, so that a poll while the later slices wait cannot wake them twice.
       for (const { waiter } of woken) this.unregister(waiter)
-      this.wakeInSlices(woken, 0)
+      this.wakeInSlices(woken, 0, 'changed')
     } catch (error) {
       this.options.onError?.(error)
     } finally {

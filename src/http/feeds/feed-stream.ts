@@ -9,9 +9,9 @@ import {
   type StreamControl,
 } from './event-stream.js'
 import { problemBody, problems, toProblem, type HttpProblem } from '../problems.js'
-import { feedProblem } from './feed-problems.js'
+import { feedProblem, sessionProblem } from './feed-problems.js'
 import type { Feed, FeedBody, FeedRequest } from '../../feed/feed.js'
-import type { FeedSession } from '../../feed/session-recheck.js'
+import { sessionVerdictNow, type FeedSession } from '../../feed/session-recheck.js'
 import type { Hold, Parked, WaitEnd, Wakeable } from '../../feed/watcher.js'
 import type { FeedStep, GroupReader, StreamReads } from './stream-reads.js'
 import { TOKEN_PATTERN } from '../../schemas/bounded.js'
@@ -81,6 +81,8 @@ class FeedFollower<B extends FeedBody> implements FrameSource, Wakeable, GroupRe
   private stopped = false
   /** the watcher's record while parked */
   private parked: Parked | null = null
+  /** the generation it parked at last */
+  private parkedAt = 0
   /** the watcher closed (shutdown): read once more, send what it finds, then end */
   private closed = false
   private control: StreamControl = { deadline: 0, gone: false, flush: notStarted }
@@ -125,6 +127,7 @@ class FeedFollower<B extends FeedBody> implements FrameSource, Wakeable, GroupRe
 
   woken(end: WaitEnd, generation: number | null): void {
     this.parked = null
+    if (end === 'session') return this.recheck()
     if (end === 'closed') this.closed = true
     this.read(end === 'changed' ? generation : null)
   }
@@ -150,6 +153,7 @@ class FeedFollower<B extends FeedBody> implements FrameSource, Wakeable, GroupRe
     if (draining) return this.deliver(null)
     // A catch-up whose rest held nothing for this stream: what it corked leaves now.
     this.control.flush()
+    this.parkedAt = generation
     this.parked = this.feed.hold.parkTarget(this.user.id, generation, this.control.deadline, this)
   }
 
@@ -165,6 +169,20 @@ class FeedFollower<B extends FeedBody> implements FrameSource, Wakeable, GroupRe
     this.behind = body.has_more
     // While draining, the pending answers are sent until the present, then the stream ends.
     this.deliver({ frame: changesFrame(body, this.feed.serialize), last: false, more: body.has_more })
+  }
+
+  /** The watcher's sweep found the session refused while parked: its problem ends the stream. */
+  private recheck(): void {
+    const at = this.parkedAt
+    sessionVerdictNow(this.feed.session).then(
+      (verdict) => {
+        if (this.ended) return this.deliver(null)
+        if (verdict.outcome !== 'valid') return this.refused(sessionProblem(verdict))
+        // It passes again: park on where it was.
+        this.idle(at, false)
+      },
+      (error: unknown) => this.failed(error),
+    )
   }
 
   /** One read after the cursor (`wokenAt`: the wake's generation), with its group. */
