@@ -5,7 +5,7 @@ import {
   type FeedSession,
   type SessionRefusal,
 } from './session-recheck.js'
-import type { ChangeWatcher, Hold } from './watcher.js'
+import type { ChangeWatcher, HeldClient, Hold } from './watcher.js'
 
 /**
  * The long-poll loop shared by the feeds (docs/api.md "Wait"): read; while a read finds
@@ -18,8 +18,11 @@ import type { ChangeWatcher, Hold } from './watcher.js'
  */
 
 export interface HoldOptions {
-  /** aborts a held request (the client went away) */
-  signal: AbortSignal
+  /**
+   * the request's client (its socket): a held request whose client left ends without an
+   * answer. Checked by the watcher, not listened to (watcher.ts {@link Hold.until}).
+   */
+  client: HeldClient
   /** checked again after a wait (session-recheck.ts) */
   session: FeedSession
   /** the caller's own slot (an event stream holds one for its whole life): used, not released */
@@ -83,7 +86,7 @@ export async function holdUntilChanged<T extends object>(
       }
       hold ??= options.hold ?? watcher.hold(options.session.id)
       if (hold === null) return { outcome: 'busy' }
-      const end = await hold.until(user.id, parkedAt, deadline, options.signal)
+      const end = await hold.until(user.id, parkedAt, deadline, options.client)
       // Nobody is left to answer: no check to make.
       if (end === 'gone') return request.unchanged
       if (end === 'session') {

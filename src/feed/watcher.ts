@@ -61,6 +61,9 @@ export interface Wakeable {
 class Waiter {
   /** once: a slice may still hold a record that was taken back or ended meanwhile */
   ended = false
+  /** a held request's client: the wait ends 'gone', and its slot is released, once it left */
+  client: HeldClient | null = null
+  slot: Slot | null = null
   constructor(
     /** the session holding it */
     readonly holder: string,
@@ -70,6 +73,11 @@ class Waiter {
     readonly deadline: number,
     readonly target: Wakeable,
   ) {}
+}
+
+/** The client of a held request as the watcher checks it: its socket, `destroyed` once it left. */
+export interface HeldClient {
+  readonly destroyed: boolean
 }
 
 /** A parked record, to take back with {@link Hold.unpark} (the client left). */
@@ -99,9 +107,17 @@ const SWEEP_GRAIN_MS = 250
 export interface Hold {
   /**
    * Resolves when `ownerId`'s generation differs from `baseline`, at `deadline` (epoch ms),
-   * when `signal` aborts, or when the watcher closes, whichever comes first.
+   * when the client leaves, or when the watcher closes, whichever comes first. `client`: a
+   * held request's socket, for which the wait is one record and its promise, no timer or
+   * listener (the watcher finds a client gone when a slot is wanted, at its deadline sweep
+   * and at a wake, and then releases the slot itself); or an AbortSignal, listened to.
    */
-  until(ownerId: string, baseline: number, deadline: number, signal: AbortSignal): Promise<WaitEnd>
+  until(
+    ownerId: string,
+    baseline: number,
+    deadline: number,
+    client: AbortSignal | HeldClient,
+  ): Promise<WaitEnd>
   /**
    * The owner's generation that ended the last wait with 'changed' (read on the primary),
    * else null: a read after the wake must be at least that new, or a lagging replica could
@@ -180,45 +196,41 @@ export class ChangeWatcher {
    * its maximum already.
    */
   hold(holder: string): Hold | null {
-    const held = this.byHolder.get(holder) ?? 0
-    if (this.holds >= this.options.maxWaiters || held >= this.options.maxPerHolder) return null
-    this.holds++
-    this.byHolder.set(holder, held + 1)
-    let released = false
-    let wokenAt: number | null = null
-    return {
-      // Not async: a held request awaits the park itself, one suspended frame fewer per hold.
-      until: (ownerId, baseline, deadline, signal) => {
-        wokenAt = null
-        return this.park(holder, ownerId, baseline, deadline, signal, (generation) => {
-          wokenAt = generation
-        })
-      },
-      get wokenAt() {
-        return wokenAt
-      },
-      park: (ownerId, baseline, deadline, wake) => {
-        wokenAt = null
-        const parked = this.parkRecord(holder, ownerId, baseline, deadline, {
-          woken: (end, generation) => {
-            wokenAt = generation
-            wake(end)
-          },
-        })
-        return () => this.unpark(parked)
-      },
-      parkTarget: (ownerId, baseline, deadline, target) =>
-        this.parkRecord(holder, ownerId, baseline, deadline, target),
-      unpark: (parked) => this.unpark(parked),
-      release: () => {
-        if (released) return
-        released = true
-        this.holds--
-        const left = (this.byHolder.get(holder) ?? 1) - 1
-        if (left === 0) this.byHolder.delete(holder)
-        else this.byHolder.set(holder, left)
-      },
+    if (this.full(holder)) {
+      // Clients that left while held free their slots now, before anyone is refused.
+      this.endDeparted()
+      if (this.full(holder)) return null
     }
+    this.holds++
+    this.byHolder.set(holder, (this.byHolder.get(holder) ?? 0) + 1)
+    return new Slot(this, holder)
+  }
+
+  private full(holder: string): boolean {
+    const held = this.byHolder.get(holder) ?? 0
+    return this.holds >= this.options.maxWaiters || held >= this.options.maxPerHolder
+  }
+
+  /** `slot`'s place given back (once, by the slot). */
+  releaseSlot(slot: Slot): void {
+    this.holds--
+    const left = (this.byHolder.get(slot.holder) ?? 1) - 1
+    if (left === 0) this.byHolder.delete(slot.holder)
+    else this.byHolder.set(slot.holder, left)
+  }
+
+  /**
+   * Ends with 'gone' the waits whose client left (its socket destroyed), releasing their
+   * slots at once: what a listener per held request would do, done when a slot is wanted,
+   * at the deadline sweep and at a wake.
+   */
+  private endDeparted(): void {
+    for (const waiter of [...this.parked]) if (waiter.client?.destroyed === true) this.depart(waiter)
+  }
+
+  private depart(waiter: Waiter): void {
+    this.settle(waiter, 'gone', null)
+    waiter.slot?.release()
   }
 
   /** Ends every wait with 'closed' and refuses to park from now on (shutdown). */
@@ -232,37 +244,47 @@ export class ChangeWatcher {
     this.signals?.pause()
   }
 
-  private park(
-    holder: string,
+  /** `slot`'s wait for a held request of a client: see {@link Hold.until}. */
+  wait(
+    slot: Slot,
+    ownerId: string,
+    baseline: number,
+    deadline: number,
+    client: AbortSignal | HeldClient,
+  ): Promise<WaitEnd> {
+    if (this.closed) return Promise.resolve('closed')
+    if (client instanceof AbortSignal) return this.waitForSignal(slot, ownerId, baseline, deadline, client)
+    if (client.destroyed) return Promise.resolve('gone')
+    return new Promise<WaitEnd>((resolve) => {
+      slot.resolve = resolve
+      const waiter = this.parkRecord(slot.holder, ownerId, baseline, deadline, slot)
+      waiter.client = client
+      waiter.slot = slot
+    })
+  }
+
+  /** {@link wait} ended by `signal` too: one listener for this wait. */
+  private waitForSignal(
+    slot: Slot,
     ownerId: string,
     baseline: number,
     deadline: number,
     signal: AbortSignal,
-    woken: (generation: number | null) => void,
   ): Promise<WaitEnd> {
-    if (this.closed) return Promise.resolve('closed')
     if (signal.aborted) return Promise.resolve('gone')
     return new Promise<WaitEnd>((resolve) => {
       const onAbort = () => this.settle(waiter, 'gone', null)
-      const waiter = this.parkRecord(holder, ownerId, baseline, deadline, {
-        woken: (end, generation) => {
-          signal.removeEventListener('abort', onAbort)
-          woken(generation)
-          resolve(end)
-        },
-      })
+      slot.resolve = (end) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(end)
+      }
+      const waiter = this.parkRecord(slot.holder, ownerId, baseline, deadline, slot)
       signal.addEventListener('abort', onAbort, { once: true })
     })
   }
 
   /** A record for `target` in the owner's set and the deadline sweep's (closed: woken 'closed' soon). */
-  private parkRecord(
-    holder: string,
-    ownerId: string,
-    baseline: number,
-    deadline: number,
-    target: Wakeable,
-  ): Waiter {
+  parkRecord(holder: string, ownerId: string, baseline: number, deadline: number, target: Wakeable): Waiter {
     const waiter = new Waiter(holder, ownerId, baseline, deadline, target)
     if (this.closed) {
       waiter.ended = true
@@ -283,7 +305,7 @@ export class ChangeWatcher {
   }
 
   /** Takes `parked` back without a wake. */
-  private unpark(parked: Parked): void {
+  unpark(parked: Parked): void {
     if (!(parked instanceof Waiter) || parked.ended) return
     parked.ended = true
     this.unregister(parked)
@@ -297,7 +319,8 @@ export class ChangeWatcher {
     const to = Math.min(woken.length, from + WAKE_SLICE)
     for (let i = from; i < to; i++) {
       const { waiter, generation } = woken[i] as Woken
-      this.settle(waiter, end, generation)
+      if (waiter.client?.destroyed === true) this.depart(waiter)
+      else this.settle(waiter, end, generation)
     }
     if (to < woken.length) setImmediate(() => this.wakeInSlices(woken, to, end))
   }
@@ -383,7 +406,8 @@ export class ChangeWatcher {
     const now = Date.now()
     let next = Infinity
     for (const waiter of [...this.parked]) {
-      if (waiter.deadline <= now) this.settle(waiter, 'timeout', null)
+      if (waiter.client?.destroyed === true) this.depart(waiter)
+      else if (waiter.deadline <= now) this.settle(waiter, 'timeout', null)
       else next = Math.min(next, waiter.deadline)
     }
     if (next !== Infinity && this.parked.size > 0) this.sweepBy(Math.max(next, now + SWEEP_GRAIN_MS))
@@ -430,5 +454,64 @@ export class ChangeWatcher {
       this.polling = false
       this.schedule()
     }
+  }
+}
+
+/**
+ * One held request's slot ({@link Hold}): fields and methods, no closures, and the target
+ * of its own waits' records (a long-poll's {@link Hold.until}).
+ */
+class Slot implements Hold, Wakeable {
+  wokenAt: number | null = null
+  /** the pending {@link until}'s promise, while one waits */
+  resolve: ((end: WaitEnd) => void) | null = null
+  private released = false
+
+  constructor(
+    private readonly watcher: ChangeWatcher,
+    readonly holder: string,
+  ) {}
+
+  // Not async: a held request awaits the wait itself, one suspended frame fewer per hold.
+  until(
+    ownerId: string,
+    baseline: number,
+    deadline: number,
+    client: AbortSignal | HeldClient,
+  ): Promise<WaitEnd> {
+    this.wokenAt = null
+    return this.watcher.wait(this, ownerId, baseline, deadline, client)
+  }
+
+  woken(end: WaitEnd, generation: number | null): void {
+    this.wokenAt = generation
+    const resolve = this.resolve
+    this.resolve = null
+    resolve?.(end)
+  }
+
+  park(ownerId: string, baseline: number, deadline: number, wake: (end: WaitEnd) => void): () => void {
+    this.wokenAt = null
+    const parked = this.watcher.parkRecord(this.holder, ownerId, baseline, deadline, {
+      woken: (end, generation) => {
+        this.wokenAt = generation
+        wake(end)
+      },
+    })
+    return () => this.watcher.unpark(parked)
+  }
+
+  parkTarget(ownerId: string, baseline: number, deadline: number, target: Wakeable): Parked {
+    return this.watcher.parkRecord(this.holder, ownerId, baseline, deadline, target)
+  }
+
+  unpark(parked: Parked): void {
+    this.watcher.unpark(parked)
+  }
+
+  release(): void {
+    if (this.released) return
+    this.released = true
+    this.watcher.releaseSlot(this)
   }
 }

@@ -4,9 +4,9 @@ import { Problem } from '../../schemas/problem.js'
 import { refTo } from '../../schemas/ref.js'
 import type { ServingStore } from '../../store/store.js'
 import type { Feed, FeedBody, FeedRequest } from '../../feed/feed.js'
-import type { FeedSession } from '../../feed/session-recheck.js'
+import type { FeedSession as FeedSessionShape } from '../../feed/session-recheck.js'
+import type { SessionUser } from '../../store/store.js'
 import { authenticatedSessionId } from '../auth.js'
-import { CLIENT_GONE } from './client-gone.js'
 import { acceptsEventStream, type EventStreamOptions } from './event-stream.js'
 import { feedProblem } from './feed-problems.js'
 import { followAsStream } from './feed-stream.js'
@@ -35,11 +35,18 @@ export function feedResponses(ok: TSchema) {
 
 /**
  * The session of an authenticated request as a feed checks it after a read: read again as on
- * arrival, with the other checks of the same turn in one statement (session-lookups.ts).
+ * arrival, with the other checks of the same turn in one statement (session-lookups.ts). Its
+ * id and the route's lookups, nothing else of the request.
  */
-function feedSession(lookups: SessionLookups, request: FastifyRequest): FeedSession {
-  const id = authenticatedSessionId(request)
-  return { id, lookup: () => lookups.find(id) }
+class FeedSession implements FeedSessionShape {
+  constructor(
+    private readonly lookups: SessionLookups,
+    readonly id: string,
+  ) {}
+
+  lookup(): Promise<SessionUser | null> {
+    return this.lookups.find(this.id)
+  }
 }
 
 /** What a feed route answers with: its feed, the session store, its 400 texts, its streams. */
@@ -80,24 +87,17 @@ export function feedAnswerer<R extends FeedRequest, B extends FeedBody>(
   /** One answer, held while the feed waits (or the 503 while draining). */
   const answerOnce = async (request: FastifyRequest, reply: FastifyReply, asked: R): Promise<unknown> => {
     if (draining()) throw problems.shuttingDown()
-    const gone = new AbortController()
-    const onClose = () => {
-      if (!reply.raw.writableFinished) gone.abort(CLIENT_GONE)
-    }
-    reply.raw.once('close', onClose)
-    try {
-      const result = await feed.follow(request.sessionUser, asked, {
-        signal: gone.signal,
-        session: feedSession(lookups, request),
-      })
-      if (result.outcome !== 'answer') throw feedProblem(result, rules)
-      return reply
-        .header('cache-control', FEED_CACHE_CONTROL)
-        .type(JSON_CONTENT_TYPE)
-        .send(serialize(reply, result.body))
-    } finally {
-      reply.raw.off('close', onClose)
-    }
+    // The socket is all a held wait keeps of the client: the watcher sees it destroyed when
+    // the client leaves (no listener, timer or AbortSignal per held request).
+    const result = await feed.follow(request.sessionUser, asked, {
+      client: request.raw.socket,
+      session: new FeedSession(lookups, authenticatedSessionId(request)),
+    })
+    if (result.outcome !== 'answer') throw feedProblem(result, rules)
+    return reply
+      .header('cache-control', FEED_CACHE_CONTROL)
+      .type(JSON_CONTENT_TYPE)
+      .send(serialize(reply, result.body))
   }
   // Not async itself: a stream is followAsStream's promise alone, without a suspended frame
   // above it for the stream's whole life. Nothing here throws; the refusals are rejections.
@@ -106,7 +106,7 @@ export function feedAnswerer<R extends FeedRequest, B extends FeedBody>(
       ? followAsStream(request, reply, {
           feed,
           asked,
-          session: feedSession(lookups, request),
+          session: new FeedSession(lookups, authenticatedSessionId(request)),
           rules,
           serialize: (body) => serialize(reply, body),
           reads,

@@ -12,7 +12,7 @@ import { problemBody, problems, toProblem, type HttpProblem } from '../problems.
 import { feedProblem, sessionProblem } from './feed-problems.js'
 import type { Feed, FeedBody, FeedRequest } from '../../feed/feed.js'
 import { sessionVerdictNow, type FeedSession } from '../../feed/session-recheck.js'
-import type { Hold, Parked, WaitEnd, Wakeable } from '../../feed/watcher.js'
+import type { HeldClient, Hold, Parked, WaitEnd, Wakeable } from '../../feed/watcher.js'
 import type { FeedStep, GroupReader, StreamReads } from './stream-reads.js'
 import { TOKEN_PATTERN } from '../../schemas/bounded.js'
 import type { ParameterRules } from '../../schemas/parameter-rules.js'
@@ -195,6 +195,8 @@ class FeedFollower<B extends FeedBody> implements FrameSource, Wakeable, GroupRe
 }
 
 const CURSOR_PATTERN = new RegExp(TOKEN_PATTERN)
+/** A stream's first read is never held (wait=0): its client is not watched. */
+const STAYING: HeldClient = Object.freeze({ destroyed: false })
 const NOT_A_CURSOR = 'Header Last-Event-ID is not a cursor of this feed.'
 
 /**
@@ -251,7 +253,7 @@ export async function followAsStream<R extends FeedRequest, B extends FeedBody>(
     const first = await feed.follow(
       request.sessionUser,
       { ...asked, cursor, wait: 0 },
-      { signal: new AbortController().signal, session },
+      { client: STAYING, session },
     )
     if (first.outcome !== 'answer') {
       if (first.outcome === 'cursor-invalid' && cursor !== asked.cursor) {
