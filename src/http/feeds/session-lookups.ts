@@ -53,22 +53,19 @@ export class SessionLookups {
           : this.store.findSessionUser(lone, now).then((user) => [user]),
       )
     }
-    // Each ask is answered when its own batches are: one failed batch fails only the asks in it.
-    let at = 0
-    for (const one of asked) {
-      const first = Math.floor(at / SESSION_BATCH)
-      const last = Math.floor((at + one.sessionIds.length - 1) / SESSION_BATCH)
-      const offset = at - first * SESSION_BATCH
-      const count = one.sessionIds.length
-      at += count
-      if (count === 0) {
-        one.resolve([])
-        continue
-      }
-      Promise.all(found.slice(first, last + 1)).then(
-        (batches) => one.resolve(batches.flat().slice(offset, offset + count)),
-        (error: unknown) => one.reject(error),
-      )
-    }
+    // One answer for the turn's asks: each takes its own run of the ids, in order.
+    Promise.all(found).then(
+      (batches) => {
+        const users = batches.length === 1 ? (batches[0] as (SessionUser | null)[]) : batches.flat()
+        let at = 0
+        for (const one of asked) {
+          one.resolve(users.slice(at, at + one.sessionIds.length))
+          at += one.sessionIds.length
+        }
+      },
+      (error: unknown) => {
+        for (const one of asked) one.reject(error)
+      },
+    )
   }
 }
