@@ -349,11 +349,14 @@ export async function runFanoutBench(settings: {
   followers: number
   commits: number
   rate: number
+  stalled: number
+  workers: number
+  oneUser: boolean
   profile: boolean
 }): Promise<WakeFigures[][]> {
-  const { backend, postgresUrl, followers, commits, rate, profile } = settings
+  const { backend, postgresUrl, followers, commits, rate, stalled, workers, oneUser, profile } = settings
   log(
-    `tree feed fan-out: ${followers} followers, ${commits} commits; ${followers / 2} users at ${rate} commits/s`,
+    `tree feed fan-out: ${followers} followers, ${commits} commits; ${followers / 2} users at ${rate} commits/s; a stream that never reads, ${stalled} renames; ${workers} worker(s)`,
   )
   return onEachBackend({
     name: 'fanout',
@@ -368,7 +371,17 @@ export async function runFanoutBench(settings: {
       log(`== ${label}`)
       await importData({ root, url, file: data.file, folders: data.folders, timeoutSeconds: 900, log })
       const profileDir = profile ? join(root, 'bench', 'results', `profile-fanout-${Date.now()}`) : null
-      return runFanout({ root, url, followers, commits, rate, profileDir })
+      return runFanout({
+        root,
+        url,
+        followers,
+        commits,
+        rate,
+        stalled,
+        workers,
+        withOneUser: oneUser,
+        profileDir,
+      })
     },
     report: () => undefined,
     log,
@@ -376,7 +389,17 @@ export async function runFanoutBench(settings: {
 }
 
 async function main(): Promise<void> {
-  const options = { waiters: '10000', changes: '1', fanout: '10000', commits: '5', rate: '500', profile: '0' }
+  const options = {
+    waiters: '10000',
+    changes: '1',
+    fanout: '10000',
+    commits: '5',
+    rate: '500',
+    stalled: '4000',
+    workers: '1',
+    oneuser: '1',
+    profile: '0',
+  }
   await runBenchCommand(options, async ({ huge, backend, postgresUrl, numbers }) => {
     // --changes 0: the fan-out alone; --fanout 0: the changes feed alone
     if (numbers.changes !== 0)
@@ -389,6 +412,10 @@ async function main(): Promise<void> {
         followers: followers - (followers % 2),
         commits: numbers.commits ?? 5,
         rate: numbers.rate ?? 500,
+        stalled: numbers.stalled ?? 4000,
+        workers: numbers.workers ?? 1,
+        // --oneuser 0: not the one-user SSE and long-poll scenarios
+        oneUser: numbers.oneuser !== 0,
         profile: numbers.profile === 1,
       })
   })

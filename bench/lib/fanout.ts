@@ -4,7 +4,7 @@ import { request } from 'node:http'
 import { loadavg } from 'node:os'
 import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
 import { FOLDER_TREE_PATH } from '../../src/api/paths.js'
-import { readCpuSeconds, readRss } from './process-stats.js'
+import { readTreeCpuSeconds, readTreeRss } from './process-stats.js'
 import { formatProfile, summariseProfiles } from './profile-summary.js'
 import { freePort, HOST, stopChild, type Child } from './processes.js'
 import { openRawFollowers, type FollowerKind, type RawFollowerSet } from './raw-followers.js'
@@ -138,11 +138,13 @@ async function serve(
   root: string,
   followers: number,
   profileDir: string | null,
+  workers: number,
 ): Promise<Running> {
   const port = await freePort()
   const env = {
     ...process.env,
     ...SERVICE_ENV,
+    WORKERS: String(workers),
     LONG_POLL_MAX_WAITERS: String(followers + 100),
     LONG_POLL_PER_SESSION: '4',
     MAX_CONNECTIONS: String(2 * followers + 100),
@@ -181,7 +183,7 @@ class WakeMeter {
   async wake(commit: () => Promise<void>, heard: () => boolean): Promise<number> {
     await loopLag(this.port)
     const generator = process.cpuUsage()
-    const service = readCpuSeconds(this.pid) ?? NaN
+    const service = readTreeCpuSeconds(this.pid)
     const from = process.hrtime.bigint()
     const committed = performance.now()
     await commit()
@@ -190,7 +192,7 @@ class WakeMeter {
     this.windows.push([Number(from / 1000n), Number(process.hrtime.bigint() / 1000n)])
     const used = process.cpuUsage(generator)
     this.generatorCpu += (used.user + used.system) / 1e6
-    this.serviceCpu += (readCpuSeconds(this.pid) ?? NaN) - service
+    this.serviceCpu += readTreeCpuSeconds(this.pid) - service
     this.elapsed += elapsed
     const lag = await loopLag(this.port)
     this.lagP99 = Math.max(this.lagP99, lag.p99)
@@ -242,7 +244,7 @@ async function oneUser(
   const load = loadavg()[0] ?? NaN
   const cursor = await presentCursor(port)
   await sleep(1000)
-  const idleRss = readRss(service.pid) ?? NaN
+  const idleRss = readTreeRss(service.pid)
   const path = `${FOLDER_TREE_PATH}?cursor=${cursor}${kind === 'long-poll' ? '&wait=30' : ''}`
   // Per follower, the time it heard of each commit: index = events seen - 1 (SSE's first is the answer on arrival).
   const heardAt: number[][] = Array.from({ length: followers }, () => [])
@@ -258,7 +260,7 @@ async function oneUser(
   await sleep(kind === 'sse' ? 3000 : 8000)
   if (kind === 'long-poll' && set.followers.some((f) => f.seen > 0))
     throw new Error('answered before a change')
-  const rssPerFollowerKb = ((readRss(service.pid) ?? NaN) - idleRss) / 1024 / followers
+  const rssPerFollowerKb = (readTreeRss(service.pid) - idleRss) / 1024 / followers
   const meter = new WakeMeter(port, service.pid)
   const times = kind === 'sse' ? commits : 1
   for (let k = 0; k < times; k++) {
@@ -299,7 +301,7 @@ async function manyUsers(
   const { port, service } = running
   const load = loadavg()[0] ?? NaN
   const users = followers / 2
-  const idleRss = readRss(service.pid) ?? NaN
+  const idleRss = readTreeRss(service.pid)
   // Per user, the times of its commits; per follower, how many of them it has heard of.
   const commitsOf: number[][] = Array.from({ length: users }, () => [])
   const heardOf = new Array<number>(followers).fill(0)
@@ -323,7 +325,7 @@ async function manyUsers(
   })
   await until(() => set.followers.every((f) => f.seen >= 1 || f.failed), 120_000)
   await sleep(3000)
-  const rssPerFollowerKb = ((readRss(service.pid) ?? NaN) - idleRss) / 1024 / followers
+  const rssPerFollowerKb = (readTreeRss(service.pid) - idleRss) / 1024 / followers
   const meter = new WakeMeter(port, service.pid)
   let expected = 0
   let commits = 0
@@ -352,6 +354,71 @@ async function manyUsers(
   set.close()
   if (set.failed > 0) log(`  ${set.failed} many-user followers failed (first: ${set.firstFailure})`)
   return figures('many users', meter, set, { followers, commits, expected, rssPerFollowerKb, load })
+}
+
+interface StalledFigures {
+  renames: number
+  /** from the first rename to the last, s */
+  seconds: number
+  /** the reading follower: events it got, and from each rename to the first event after it */
+  events: number
+  p50Ms: number
+  p99Ms: number
+  /** the service's resident memory after the renames, above before them */
+  rssGrowthMb: number
+  load: [number, number]
+}
+
+/**
+ * Two streams of the owner, one that never reads (its socket paused once its request is
+ * sent) and one that does, and `renames` renames one after another: the service's memory
+ * must stay bounded (a stream that cannot write holds its next read, not its frames) and
+ * the reading one must keep up (from each rename to the first event after it).
+ */
+async function neverReading(running: Running, sql: RawSql, renames: number): Promise<StalledFigures> {
+  const { port, service } = running
+  const load = loadavg()[0] ?? NaN
+  const path = `${FOLDER_TREE_PATH}?cursor=${await presentCursor(port)}`
+  const seenAt: number[] = []
+  const set = await openRawFollowers({
+    port,
+    kind: 'sse',
+    requests: [0, 1].map((i) => ({ path, sessionId: sessionId(i) })),
+    onSeen: (i, _count, at) => {
+      if (i === 1) seenAt.push(at)
+    },
+  })
+  await until(() => set.followers.every((f) => f.seen >= 1 || f.failed), 10_000)
+  if (process.env.BENCH_STALL !== 'off') set.followers[0]?.socket.pause()
+  await sleep(1000)
+  const before = readTreeRss(service.pid)
+  const committed: number[] = []
+  for (let k = 0; k < renames; k++) {
+    committed.push(performance.now())
+    await rename(sql, folderId(k % FOLDERS))
+  }
+  const last = committed.at(-1) ?? 0
+  await until(() => (seenAt.at(-1) ?? 0) > last, RECEIPT_TIMEOUT_MS)
+  await sleep(1000)
+  const rssGrowthMb = (readTreeRss(service.pid) - before) / 1024 / 1024
+  const delays: number[] = []
+  let e = 0
+  for (const at of committed) {
+    while (e < seenAt.length && (seenAt[e] ?? 0) <= at) e++
+    if (e < seenAt.length) delays.push((seenAt[e] ?? at) - at)
+  }
+  set.close()
+  if (delays.length < committed.length)
+    log(`  ${committed.length - delays.length} renames never reached the reader`)
+  return {
+    renames,
+    seconds: (last - (committed[0] ?? last)) / 1000,
+    events: seenAt.length,
+    p50Ms: quantile(delays, 0.5),
+    p99Ms: quantile(delays, 0.99),
+    rssGrowthMb,
+    load: [load, loadavg()[0] ?? NaN],
+  }
 }
 
 /**
@@ -385,17 +452,25 @@ export interface FanoutSettings {
   followers: number
   commits: number
   rate: number
+  /** renames while one stream never reads (0: not run) */
+  stalled: number
+  /** the service's WORKERS */
+  workers: number
+  /** the one-user scenarios (SSE, long-poll) */
+  withOneUser: boolean
   /** where to write the service's CPU profile of the SSE scenario (null: none) */
   profileDir: string | null
 }
 
 export async function runFanout(settings: FanoutSettings): Promise<WakeFigures[]> {
-  const { root, url, followers, commits, rate, profileDir } = settings
+  const { root, url, followers, commits, rate, stalled, workers, withOneUser, profileDir } = settings
+  if (workers > 1) log(`  ${workers} workers (the loop delay is one worker's, the one a scrape reaches)`)
   const sql = await openRawSql(url)
   const results: WakeFigures[] = []
   try {
     for (const kind of ['sse', 'long-poll'] as const) {
-      const running = await serve(url, root, followers, kind === 'sse' ? profileDir : null)
+      if (!withOneUser) break
+      const running = await serve(url, root, followers, kind === 'sse' ? profileDir : null, workers)
       try {
         const { figures: wake, meter } = await oneUser(running, sql, kind, followers, commits)
         results.push(wake)
@@ -409,8 +484,19 @@ export async function runFanout(settings: FanoutSettings): Promise<WakeFigures[]
         await stopChild(running.service)
       }
     }
+    if (stalled > 0) {
+      const running = await serve(url, root, Math.max(followers, 2), null, workers)
+      try {
+        const figures = await neverReading(running, sql, stalled)
+        log(
+          `  tree sse, one stream that never reads, ${figures.renames} renames in ${figures.seconds.toFixed(1)} s: the reading one got ${figures.events} events, rename to event p50 ${figures.p50Ms.toFixed(0)} ms, p99 ${figures.p99Ms.toFixed(0)} ms; service memory ${figures.rssGrowthMb >= 0 ? '+' : ''}${figures.rssGrowthMb.toFixed(1)} MB; load ${figures.load[0].toFixed(1)} -> ${figures.load[1].toFixed(1)}`,
+        )
+      } finally {
+        await stopChild(running.service)
+      }
+    }
     if (rate > 0) {
-      const running = await serve(url, root, followers, null)
+      const running = await serve(url, root, followers, null, workers)
       try {
         const wake = await manyUsers(running, sql, followers, rate)
         results.push(wake)

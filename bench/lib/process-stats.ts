@@ -49,6 +49,31 @@ export function readCpuSeconds(pid: number): number | null {
   }
 }
 
+/** `pid` and its descendants (a service's cluster workers), from /proc; just `pid` elsewhere. */
+function processTree(pid: number): number[] {
+  const tree = [pid]
+  for (let i = 0; i < tree.length; i++) {
+    const one = tree[i] as number
+    try {
+      const children = readFileSync(`/proc/${one}/task/${one}/children`, 'utf8').trim()
+      if (children !== '') tree.push(...children.split(' ').map(Number))
+    } catch {
+      // gone meanwhile, or not Linux
+    }
+  }
+  return tree
+}
+
+/** {@link readCpuSeconds} summed over `pid` and its descendants (NaN when `pid` is gone). */
+export function readTreeCpuSeconds(pid: number): number {
+  return processTree(pid).reduce((sum, one) => sum + (readCpuSeconds(one) ?? 0), 0) || NaN
+}
+
+/** {@link readRss} summed over `pid` and its descendants (NaN when `pid` is gone). */
+export function readTreeRss(pid: number): number {
+  return processTree(pid).reduce((sum, one) => sum + (readRss(one) ?? 0), 0) || NaN
+}
+
 export interface RssSample {
   /** ms since the sampler started */
   at: number
