@@ -178,35 +178,23 @@ for (const backend of allBackends()) {
         )
       })
 
-      it('a folder moved, then deleted, between two answers: the move, then the remove from the parent it left', async () => {
-        const { root, a, b, grandchildren } = await smallTree()
-        const { cursor } = await drain(root, null, 10)
-        const [a1] = grandchildren as [string, string, string]
-        await t.sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', b, a1)
-        await t.sql.run(`UPDATE folders SET is_deleted = ${t.sql.true} WHERE id = ?`, a1)
-        const { entries } = await drain(root, cursor, 10)
-        assert.deepEqual(
-          entries.map((e) =>
-            e.type === 'upsert' ? [e.folder.id, e.folder.folder_id, e.previous_folder_id] : e,
-          ),
-          [[a1, b, a], { type: 'remove', id: a1, folder_id: b }],
-        )
-      })
-
-      it('a folder moved under another that then leaves: the move, then one remove, of the one that left', async () => {
-        const { root, a, b, grandchildren } = await smallTree()
-        const { cursor } = await drain(root, null, 10)
-        const [a1] = grandchildren as [string, string, string]
-        await t.sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', b, a1)
-        await t.sql.run(`UPDATE folders SET is_deleted = ${t.sql.true} WHERE id = ?`, b)
-        const { entries } = await drain(root, cursor, 10)
-        assert.deepEqual(
-          entries.map((e) =>
-            e.type === 'upsert' ? [e.folder.id, e.folder.folder_id, e.previous_folder_id] : e,
-          ),
-          [[a1, b, a], { type: 'remove', id: b, folder_id: root }],
-        )
-      })
+      for (const deleted of ['the folder', 'its new parent'] as const) {
+        it(`a folder moved, then ${deleted} deleted, between two answers: the move, then the remove of what left, from the parent it left`, async () => {
+          const { root, a, b, grandchildren } = await smallTree()
+          const { cursor } = await drain(root, null, 10)
+          const [a1] = grandchildren as [string, string, string]
+          await t.sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', b, a1)
+          const gone = deleted === 'the folder' ? a1 : b
+          await t.sql.run(`UPDATE folders SET is_deleted = ${t.sql.true} WHERE id = ?`, gone)
+          const { entries } = await drain(root, cursor, 10)
+          assert.deepEqual(
+            entries.map((e) =>
+              e.type === 'upsert' ? [e.folder.id, e.folder.folder_id, e.previous_folder_id] : e,
+            ),
+            [[a1, b, a], { type: 'remove', id: gone, folder_id: gone === a1 ? b : root }],
+          )
+        })
+      }
 
       it('a subtree moved back in comes back whole', async () => {
         const { root, a, grandchildren } = await smallTree()
