@@ -50,16 +50,20 @@ interface FeedStream<B extends FeedBody> {
   options: EventStreamOptions
 }
 
-/** One frame per answer body, shared by every stream that sends it (one commit, many followers). */
-const frames = new WeakMap<FeedBody, Uint8Array>()
+/**
+ * One frame per answer body, and one step that sends it, shared by every stream that sends
+ * it (one commit, many followers): nothing is made per stream. `more` while the answer says
+ * has_more, so that a catch-up leaves in one write (event-stream.ts).
+ */
+const steps = new WeakMap<FeedBody, NextFrame>()
 
-function changesFrame<B extends FeedBody>(body: B, serialize: (body: B) => string): Uint8Array {
-  let frame = frames.get(body)
-  if (frame === undefined) {
-    frame = eventFrame('changes', serialize(body), body.cursor)
-    frames.set(body, frame)
+function changesStep<B extends FeedBody>(body: B, serialize: (body: B) => string): NextFrame {
+  let step = steps.get(body)
+  if (step === undefined) {
+    step = { frame: eventFrame('changes', serialize(body), body.cursor), last: false, more: body.has_more }
+    steps.set(body, step)
   }
-  return frame
+  return step
 }
 
 const notStarted = (): void => undefined
@@ -114,8 +118,7 @@ class FeedFollower<B extends FeedBody> implements FrameSource, Wakeable, GroupRe
     this.deliver = deliver
     if (this.started) return this.read(null)
     this.started = true
-    const { first } = this.feed
-    deliver({ frame: changesFrame(first, this.feed.serialize), last: false, more: first.has_more })
+    deliver(changesStep(this.feed.first, this.feed.serialize))
   }
 
   stop(): void {
@@ -168,7 +171,7 @@ class FeedFollower<B extends FeedBody> implements FrameSource, Wakeable, GroupRe
     this.cursor = body.cursor
     this.behind = body.has_more
     // While draining, the pending answers are sent until the present, then the stream ends.
-    this.deliver({ frame: changesFrame(body, this.feed.serialize), last: false, more: body.has_more })
+    this.deliver(changesStep(body, this.feed.serialize))
   }
 
   /** The watcher's sweep found the session refused while parked: its problem ends the stream. */

@@ -52,16 +52,37 @@ interface Group<B extends FeedBody> {
   draining: boolean
 }
 
+/** Whether `reader` asks for the read `group` makes (its first reader's, as asked). */
+function sameRead<B extends FeedBody>(
+  group: Group<B>,
+  reader: GroupReader<B>,
+  wokenAt: number | null,
+  draining: boolean,
+): boolean {
+  const first = group.readers[0] as GroupReader<B>
+  return (
+    group.wokenAt === wokenAt &&
+    group.draining === draining &&
+    first.queryKey === reader.queryKey &&
+    first.user.id === reader.user.id &&
+    first.user.generation === reader.user.generation &&
+    first.behind === reader.behind
+  )
+}
+
 export class StreamReads<B extends FeedBody> {
-  /** the groups asked for in this run of the loop, by what they read */
-  private pending = new Map<string, Group<B>>()
+  /**
+   * the groups asked for in this run of the loop, by cursor (then compared field by field:
+   * no key is built per stream)
+   */
+  private pending = new Map<string, Group<B>[]>()
   private scheduled = false
   /** made once: every run's groups are read from one microtask */
   private readonly flush = (): void => {
     this.scheduled = false
-    const groups = this.pending
+    const pending = this.pending
     this.pending = new Map()
-    for (const group of groups.values()) void this.read(group)
+    for (const groups of pending.values()) for (const group of groups) void this.read(group)
   }
 
   constructor(private readonly lookups: Pick<SessionLookups, 'findAll'>) {}
@@ -71,16 +92,23 @@ export class StreamReads<B extends FeedBody> {
    * others that ask for the same read before this run of the event loop ends.
    */
   join(reader: GroupReader<B>, wokenAt: number | null, draining: boolean): void {
-    const { user } = reader
-    const key = `${reader.queryKey}\n${user.id} ${user.generation} ${reader.behind ? 1 : 0} ${wokenAt ?? ''} ${draining ? 1 : 0}\n${reader.cursor}`
-    const group = this.pending.get(key)
-    if (group !== undefined) group.readers.push(reader)
-    else this.pending.set(key, { readers: [reader], wokenAt, draining })
+    let groups = this.pending.get(reader.cursor)
+    if (groups === undefined) {
+      groups = []
+      this.pending.set(reader.cursor, groups)
+    }
+    let joined = false
+    for (const group of groups) {
+      if (!sameRead(group, reader, wokenAt, draining)) continue
+      group.readers.push(reader)
+      joined = true
+      break
+    }
+    if (!joined) groups.push({ readers: [reader], wokenAt, draining })
     if (this.scheduled) return
     this.scheduled = true
     queueMicrotask(this.flush)
   }
-
   private async read({ readers, wokenAt, draining }: Group<B>): Promise<void> {
     const leader = readers[0] as GroupReader<B>
     let step: FeedStep<B>
