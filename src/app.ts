@@ -26,6 +26,7 @@ import { Listings } from './listing/listing.js'
 import { DeploymentSealers } from './tokens/token-sealers.js'
 import { ChangesFeed } from './feed/changes-feed.js'
 import { ChangeWatcher } from './feed/watcher.js'
+import { refusedSessions } from './feed/session-recheck.js'
 import { changesRoutes } from './routes/changes.js'
 import { DEFAULT_EVENT_STREAM_OPTIONS, type EventStreamOptions } from './http/feeds/event-stream.js'
 import { TreeFeed } from './feed/tree-feed.js'
@@ -151,6 +152,10 @@ export async function buildApp({
       maxPerHolder: config.longPollMaxPerSession,
       onError: (err) => api.log.warn({ err }, 'reading generations for held requests failed'),
       signals: config.feedNotify.wakeups ? (nudge) => store.changeSignals?.(nudge) ?? null : undefined,
+      sessions: {
+        everyMs: config.sessionRecheckMs,
+        refused: (holders) => refusedSessions(timedStore, holders, Date.now()),
+      },
     })
     // Held requests are answered (no changes, the same cursor) before the app stops.
     app.addHook('preClose', (next) => {

@@ -359,6 +359,16 @@ const SETTINGS = {
     details:
       'How often (ms) the owners of held requests are checked for changes: one statement per interval for all of them, none while nothing is held.',
   }),
+  // A revoke or a freeze writes nothing to the feeds' log: without this sweep a held request
+  // would learn of it only at the end of its wait (up to 60 s).
+  sessionRecheckMs: setting({
+    variable: 'SESSION_RECHECK_MS',
+    kind: integer(100, 60_000),
+    default: 5000,
+    meaning: "how often held requests' and streams' sessions are read again while they wait",
+    details:
+      'How often (ms) the sessions of held requests and event streams are read again while they wait (statements of 256 sessions, none while nothing is held): a session revoked or expired, or a user frozen, gets its 401 or 403 within about this.',
+  }),
   feedNotify: setting({
     variable: 'FEED_NOTIFY',
     kind: feedNotify,

@@ -52,10 +52,12 @@ export async function withStore(
   /** `seed` also takes --host and --port: the address its printed curl names */
   options: DbOptions & Pick<ConfigFlags, 'host' | 'port'>,
   work: (store: Store, config: Readonly<Config>) => Promise<void>,
+  /** told the schema steps opening the store applied (`migrate` prints them) */
+  migrated?: (steps: readonly string[]) => void,
 ) {
   try {
     const config = loadConfig(process.env, { db: options.db, host: options.host, port: options.port })
-    const store = await openStore(config)
+    const store = await openStore(config, migrated)
     try {
       await work(store, config)
     } finally {

@@ -1,5 +1,10 @@
 import type { SessionUser } from '../store/store.js'
-import { sessionVerdict, type FeedSession, type SessionRefusal } from './session-recheck.js'
+import {
+  sessionVerdict,
+  sessionVerdictNow,
+  type FeedSession,
+  type SessionRefusal,
+} from './session-recheck.js'
 import type { ChangeWatcher, Hold } from './watcher.js'
 
 /**
@@ -8,7 +13,8 @@ import type { ChangeWatcher, Hold } from './watcher.js'
  * ends; then read again at least as new as the generation that woke it. Whatever follows a
  * wait passes the session checks again before it is sent: a session revoked or expired, or
  * a user frozen or deleted meanwhile, ends the request with the problem it would get on
- * arrival, and the answer read before that check is dropped.
+ * arrival, and the answer read before that check is dropped. While it waits, the watcher's
+ * sweep of held sessions ends the wait early when the session no longer passes.
  */
 
 export interface HoldOptions {
@@ -68,7 +74,8 @@ export async function holdUntilChanged<T extends object>(
   try {
     let parkedAt = request.parkedAt
     let minGeneration = user.generation
-    for (let woken = false; ; woken = true) {
+    let woken = false
+    for (;;) {
       if (parkedAt === null) {
         const found = await request.read(minGeneration, woken)
         if ('send' in found) return woken ? await checked(found.send, options.session) : found.send
@@ -79,9 +86,16 @@ export async function holdUntilChanged<T extends object>(
       const end = await hold.until(user.id, parkedAt, deadline, options.signal)
       // Nobody is left to answer: no check to make.
       if (end === 'gone') return request.unchanged
+      if (end === 'session') {
+        // The watcher's sweep found the session refused: its problem, unless it passes again.
+        const verdict = await sessionVerdictNow(options.session)
+        if (verdict.outcome !== 'valid') return verdict
+        continue
+      }
       if (end !== 'changed') return checked(request.unchanged, options.session)
       minGeneration = Math.max(minGeneration, hold.wokenAt ?? minGeneration)
       parkedAt = null
+      woken = true
     }
   } finally {
     if (hold !== options.hold) hold?.release()

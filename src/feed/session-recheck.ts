@@ -1,4 +1,4 @@
-import type { SessionUser } from '../store/store.js'
+import { SESSION_BATCH, type ServingStore, type SessionUser } from '../store/store.js'
 
 /**
  * The one rule for the session check made after a held read (a long-poll answer after its
@@ -44,10 +44,39 @@ function lookupAfter(answer: object, session: FeedSession): Promise<SessionUser 
   return user
 }
 
-/** The verdict on `session` once `answer` has been read; rejects only when the lookup does (an outage). */
-export async function sessionVerdict(answer: object, session: FeedSession): Promise<SessionVerdict> {
-  const user = await lookupAfter(answer, session)
+/** The verdict on a session read again as `user` (null: not found, expired, or its user gone). */
+function verdictOn(user: SessionUser | null): SessionVerdict {
   if (user === null) return { outcome: 'session-ended' }
   if (user.is_suspended) return { outcome: 'frozen' }
   return { outcome: 'valid', user }
+}
+
+/** The verdict on `session` once `answer` has been read; rejects only when the lookup does (an outage). */
+export async function sessionVerdict(answer: object, session: FeedSession): Promise<SessionVerdict> {
+  return verdictOn(await lookupAfter(answer, session))
+}
+
+/** The verdict on `session` now, read afresh (a wait the sweep below ended). */
+export async function sessionVerdictNow(session: FeedSession): Promise<SessionVerdict> {
+  return verdictOn(await session.lookup())
+}
+
+/**
+ * Of `sessionIds` (the sessions holding requests), those a request would now be refused
+ * for, read {@link SESSION_BATCH} at a time: the watcher's sweep of held sessions.
+ */
+export async function refusedSessions(
+  store: Pick<ServingStore, 'findSessionUsers'>,
+  sessionIds: readonly string[],
+  now: number,
+): Promise<Set<string>> {
+  const refused = new Set<string>()
+  for (let from = 0; from < sessionIds.length; from += SESSION_BATCH) {
+    const batch = sessionIds.slice(from, from + SESSION_BATCH)
+    const users = await store.findSessionUsers(batch, now)
+    batch.forEach((id, i) => {
+      if (verdictOn(users[i] ?? null).outcome !== 'valid') refused.add(id)
+    })
+  }
+  return refused
 }

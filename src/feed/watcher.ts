@@ -13,8 +13,24 @@ import type { ChangeSignals, ServingStore } from '../store/store.js'
  * rather than at the next interval; the interval stays, so a lost hint costs latency only.
  */
 
-/** How a wait ended: a change (read the feed), the time ran out, the client left, or shutdown. */
-export type WaitEnd = 'changed' | 'timeout' | 'gone' | 'closed'
+/**
+ * How a wait ended: a change (read the feed), the time ran out, the client left, shutdown, or
+ * its session no longer passes the checks (answer the problem; see {@link SessionSweep}).
+ */
+export type WaitEnd = 'changed' | 'timeout' | 'gone' | 'closed' | 'session'
+
+/**
+ * The held requests' sessions read again while they wait (docs/api.md "Wait"): a revoke, an
+ * expiry or a freeze writes nothing to the feeds' log, so without this a held request would
+ * learn of it only when its wait ends. Every `everyMs` while anything is held, the sessions
+ * holding are read in statements of many (never one each), and the waits of those refused
+ * end with 'session'; with nothing held, no timer runs.
+ */
+export interface SessionSweep {
+  everyMs: number
+  /** of `holders` (session ids), those whose session a request would now be refused for */
+  refused(holders: readonly string[]): Promise<ReadonlySet<string>>
+}
 
 export interface WatcherOptions {
   /** time between two reads of the generations */
@@ -27,10 +43,14 @@ export interface WatcherOptions {
   onError?: (error: unknown) => void
   /** the store's commit hints, given the watcher's nudge (absent: the interval alone) */
   signals?: (nudge: (ownerId: string | null) => void) => ChangeSignals | null
+  /** the held sessions read again while they wait (absent: only when a wait ends) */
+  sessions?: SessionSweep
 }
 
 interface Waiter {
   ownerId: string
+  /** the session holding it */
+  holder: string
   baseline: number
   settle: (end: WaitEnd, generation?: number) => void
 }
@@ -55,13 +75,13 @@ interface Woken {
  */
 export const WAKE_SLICE = 256
 
-function wakeInSlices(woken: readonly Woken[], from: number): void {
-  const end = Math.min(woken.length, from + WAKE_SLICE)
-  for (let i = from; i < end; i++) {
+function wakeInSlices(woken: readonly Woken[], from: number, end: 'changed' | 'session' = 'changed'): void {
+  const to = Math.min(woken.length, from + WAKE_SLICE)
+  for (let i = from; i < to; i++) {
     const { waiter, generation } = woken[i] as Woken
-    waiter.settle('changed', generation)
+    waiter.settle(end, generation)
   }
-  if (end < woken.length) setImmediate(() => wakeInSlices(woken, end))
+  if (to < woken.length) setImmediate(() => wakeInSlices(woken, to, end))
 }
 
 /**
@@ -101,6 +121,8 @@ export class ChangeWatcher {
   private readonly parked = new Set<Parked>()
   private sweepTimer: NodeJS.Timeout | null = null
   private sweepAt = Infinity
+  private sessionTimer: NodeJS.Timeout | null = null
+  private checkingSessions = false
   private timer: NodeJS.Timeout | null = null
   private polling = false
   /** a hint came during a read, which may have missed its commit: read again right after */
@@ -155,7 +177,7 @@ export class ChangeWatcher {
       // Not async: a held request awaits the park itself, one suspended frame fewer per hold.
       until: (ownerId, baseline, deadline, signal) => {
         wokenAt = null
-        return this.park(ownerId, baseline, deadline, signal, (generation) => {
+        return this.park(holder, ownerId, baseline, deadline, signal, (generation) => {
           wokenAt = generation
         })
       },
@@ -164,7 +186,7 @@ export class ChangeWatcher {
       },
       park: (ownerId, baseline, deadline, wake) => {
         wokenAt = null
-        return this.parkRecord(ownerId, baseline, deadline, wake, (generation) => {
+        return this.parkRecord(holder, ownerId, baseline, deadline, wake, (generation) => {
           wokenAt = generation
         })
       },
@@ -185,10 +207,12 @@ export class ChangeWatcher {
     for (const waiters of this.byOwner.values()) for (const waiter of waiters) waiter.settle('closed')
     this.stop()
     this.stopSweep()
+    this.stopSessionChecks()
     this.signals?.pause()
   }
 
   private park(
+    holder: string,
     ownerId: string,
     baseline: number,
     deadline: number,
@@ -203,6 +227,7 @@ export class ChangeWatcher {
       let ended = false
       const waiter: Waiter = {
         ownerId,
+        holder,
         baseline,
         settle: (end, generation) => {
           // Once: a slice may still hold a waiter that its client's leaving already ended.
@@ -221,6 +246,7 @@ export class ChangeWatcher {
   }
 
   private parkRecord(
+    holder: string,
     ownerId: string,
     baseline: number,
     deadline: number,
@@ -234,6 +260,7 @@ export class ChangeWatcher {
     let ended = false
     const waiter: Parked = {
       ownerId,
+      holder,
       baseline,
       deadline,
       settle: (end, generation) => {
@@ -263,6 +290,7 @@ export class ChangeWatcher {
     waiters.add(waiter)
     this.signals?.resume()
     this.schedule()
+    this.scheduleSessionChecks()
   }
 
   /** Takes `waiter` out (safe twice); with nobody left waiting, nothing runs. */
@@ -272,7 +300,51 @@ export class ChangeWatcher {
     if (this.parked.delete(waiter as Parked) && this.parked.size === 0) this.stopSweep()
     if (this.byOwner.size === 0) {
       this.stop()
+      this.stopSessionChecks()
       this.signals?.pause()
+    }
+  }
+
+  private scheduleSessionChecks(): void {
+    const sweep = this.options.sessions
+    if (sweep === undefined || this.sessionTimer !== null || this.checkingSessions) return
+    if (this.closed || this.byOwner.size === 0) return
+    this.sessionTimer = setTimeout(() => {
+      this.sessionTimer = null
+      void this.checkSessions(sweep)
+    }, sweep.everyMs)
+  }
+
+  private stopSessionChecks(): void {
+    if (this.sessionTimer !== null) clearTimeout(this.sessionTimer)
+    this.sessionTimer = null
+  }
+
+  /** Ends with 'session' the waits whose session is now refused; the rest wait on. */
+  private async checkSessions(sweep: SessionSweep): Promise<void> {
+    this.checkingSessions = true
+    const byHolder = new Map<string, Waiter[]>()
+    for (const waiters of this.byOwner.values()) {
+      for (const waiter of waiters) {
+        const held = byHolder.get(waiter.holder)
+        if (held === undefined) byHolder.set(waiter.holder, [waiter])
+        else held.push(waiter)
+      }
+    }
+    try {
+      const refused = await sweep.refused([...byHolder.keys()])
+      const ended: Woken[] = []
+      for (const holder of refused) {
+        for (const waiter of byHolder.get(holder) ?? []) ended.push({ waiter, generation: undefined })
+      }
+      for (const { waiter } of ended) this.unregister(waiter)
+      wakeInSlices(ended, 0, 'session')
+    } catch (error) {
+      // An outage: the checks at the end of each wait still hold; try again next time.
+      this.options.onError?.(error)
+    } finally {
+      this.checkingSessions = false
+      this.scheduleSessionChecks()
     }
   }
 

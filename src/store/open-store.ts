@@ -80,8 +80,11 @@ function replicaSettings(settings: StoreSettings) {
   }
 }
 
-/** Opens the backend and brings its schema up to date. */
-export async function openStore(settings: StoreSettings): Promise<Store> {
+/** Opens the backend and brings its schema up to date; `migrated` is told the steps applied. */
+export async function openStore(
+  settings: StoreSettings,
+  migrated?: (steps: readonly string[]) => void,
+): Promise<Store> {
   const target = parseDatabaseUrl(settings.databaseUrl)
   const feedNotify = settings.feedNotify ?? DEFAULTS.feedNotify
   let store: Store
@@ -109,7 +112,8 @@ export async function openStore(settings: StoreSettings): Promise<Store> {
     })
   }
   try {
-    await store.migrate()
+    const steps = await store.migrate()
+    migrated?.(steps)
   } catch (error) {
     await store.close()
     throw error

@@ -34,15 +34,16 @@ export interface MigrationStorage {
 
 /**
  * Applies, in list order, the steps the storage has not recorded, recording each after it
- * runs; the caller's transaction holds them all, so a step that fails leaves none applied.
+ * runs, and returns their names; the caller's transaction holds them all, so a step that fails leaves none applied.
  * The message of a failure names the step (in the words umzug used before, which operators
  * may have matched) and keeps the error as its cause (postgres-errors.ts reads the causes).
  */
 export async function runPendingMigrations(
   migrations: readonly Migration[],
   storage: MigrationStorage,
-): Promise<void> {
+): Promise<string[]> {
   const applied = new Set(await storage.executed())
+  const now: string[] = []
   for (const { name, up } of migrations) {
     if (applied.has(name)) continue
     try {
@@ -55,5 +56,7 @@ export async function runPendingMigrations(
       throw new Error(`Migration ${name} (up) failed: ${cause}`, { cause: error })
     }
     await storage.logMigration(name)
+    now.push(name)
   }
+  return now
 }

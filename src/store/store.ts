@@ -417,8 +417,11 @@ export type MoveOutcome = 'moved' | 'no-folder' | 'no-parent' | 'into-itself'
 
 /** What the command line needs besides serving: the schema, the import and the admin commands. */
 export interface AdminStore {
-  /** Creates or upgrades the schema; safe to call on an up-to-date database. */
-  migrate(): Promise<void>
+  /**
+   * Creates or upgrades the schema; safe to call on an up-to-date database. Resolves to the
+   * names of the steps it applied, in order (none: it was up to date).
+   */
+  migrate(): Promise<readonly string[]>
 
   /**
    * Writes a stream of validated records in one transaction, all or nothing, with memory

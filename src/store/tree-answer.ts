@@ -21,6 +21,10 @@ import { walkTree } from './tree-walk.js'
  *   naming its parent at x (where the client holds it), unless that parent left too (a
  *   remove above takes it along); in at neither, nothing. So changes outside the tree,
  *   below a folder that left it and of the root's own row send nothing.
+ * - A folder in the tree at x that moves to another parent and leaves the tree later in
+ *   the range ends the range right after that move: this answer moves it (an upsert with
+ *   `previous_folder_id`), the next removes it from the parent it had when it left, where
+ *   the client then holds it; or, when that parent left with it, says nothing of it.
  * - A folder that came into the tree in the range and may have children at q has its
  *   subtree at q sent next, as a walk at q: the range ends where a second such folder would
  *   enter it (so one per cursor), and the cursor moves to q with that subtree to send. Every
@@ -119,6 +123,32 @@ function firstRange(rows: readonly LoggedRow[], q: TreeAnswerQuery): number {
   return rows.length
 }
 
+/**
+ * Where the range must end so that each folder leaving the tree leaves from the parent the
+ * client holds it under: right after the generation of the first move, in the range, of a
+ * folder in `leaving` (id -> its parent at x) to another parent; `end` when none moved.
+ */
+function endAfterMove(
+  rows: readonly LoggedRow[],
+  end: number,
+  leaving: ReadonlyMap<string, string | null>,
+): number {
+  for (let i = 0; i < end; i++) {
+    const row = rows[i] as LoggedRow
+    if (
+      row.kind !== 'folder' ||
+      row.side !== 1 ||
+      !leaving.has(row.id) ||
+      leaving.get(row.id) === row.parentId
+    )
+      continue
+    let next = i + 1
+    while (next < end && rows[next]?.position.generation === row.position.generation) next++
+    return next
+  }
+  return end
+}
+
 /** The folders a range changes, in the order of their first row there, each with that row's index. */
 function changedIn(rows: readonly LoggedRow[], end: number, rootId: string | null) {
   const folders = new Map<string, number>()
@@ -152,6 +182,8 @@ function* follow(q: TreeAnswerQuery, x: ChangePosition): Reading<TreeAnswer> {
     const upserts: AnswerEntry[] = []
     const removes: AnswerEntry[] = []
     const entering: string[] = []
+    /** in the tree at x, not at q: each with its parent at x */
+    const leaving = new Map<string, string | null>()
     for (const id of ids) {
       const [held, inTree] = [before.has(id), after.has(id)]
       if (inTree) {
@@ -163,6 +195,7 @@ function* follow(q: TreeAnswerQuery, x: ChangePosition): Reading<TreeAnswer> {
         if (!held && state.mayHaveChildren) entering.push(id)
       } else if (held) {
         const parent = before.state(id)?.parent ?? null
+        leaving.set(id, parent)
         if (parent === q.rootId || (parent !== null && after.has(parent)))
           removes.push({ type: 'remove', id, parentId: parent })
       }
@@ -170,6 +203,11 @@ function* follow(q: TreeAnswerQuery, x: ChangePosition): Reading<TreeAnswer> {
     if (entering.length > 1) {
       // One subtree to send per cursor: the range ends before the second folder's first row.
       end = generationStart(rows, folders.get(entering[1] as string) as number)
+      continue
+    }
+    const moved = endAfterMove(rows, end, leaving)
+    if (moved < end) {
+      end = moved
       continue
     }
     const entries = [...(owner ? [{ type: 'owner' as const }] : []), ...upserts, ...removes]

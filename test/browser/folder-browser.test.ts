@@ -92,6 +92,15 @@ async function waitForFirst(page: Page, first: string): Promise<void> {
  * Waits until the listing shows `name` anywhere: where the root's folders land depends on
  * the order (`archive` is last in exact order, first in natural order).
  */
+/** A problem+json answer given to the page instead of the service's: what the page does with it is tested. */
+function problemAnswer(status: number, title: string, code: string, detail: string, headers = {}) {
+  return {
+    status,
+    headers: { 'content-type': 'application/problem+json', ...headers },
+    body: JSON.stringify({ type: 'about:blank', title, status, code, detail, request_id: 'test' }),
+  }
+}
+
 async function waitForListed(page: Page, name: string): Promise<void> {
   await page.locator(`#folders a.name:text-is("${name}")`).waitFor()
 }
@@ -476,18 +485,9 @@ for (const backend of allBackends()) {
         '**/v1/folders/tree**',
         (route) => {
           expired++
-          return route.fulfill({
-            status: 410,
-            headers: { 'content-type': 'application/problem+json' },
-            body: JSON.stringify({
-              type: 'about:blank',
-              title: 'Gone',
-              status: 410,
-              code: 'CURSOR_EXPIRED',
-              detail: 'The changes after this cursor are no longer kept.',
-              request_id: 'test',
-            }),
-          })
+          return route.fulfill(
+            problemAnswer(410, 'Gone', 'CURSOR_EXPIRED', 'The changes after this cursor are no longer kept.'),
+          )
         },
         { times: 1 },
       )
@@ -503,18 +503,7 @@ for (const backend of allBackends()) {
       let asked = 0
       const refuse = (route: Route) => {
         asked++
-        return route.fulfill({
-          status: 400,
-          headers: { 'content-type': 'application/problem+json' },
-          body: JSON.stringify({
-            type: 'about:blank',
-            title: 'Bad Request',
-            status: 400,
-            code: 'INVALID_INPUT',
-            detail: 'scripted',
-            request_id: 'test',
-          }),
-        })
+        return route.fulfill(problemAnswer(400, 'Bad Request', 'INVALID_INPUT', 'scripted'))
       }
       await page.goto('about:blank') // a new page, whose tree follow meets the refusal
       await page.route('**/v1/folders/tree**', refuse)
@@ -621,9 +610,13 @@ for (const backend of allBackends()) {
         await insertLiveFolder(raw, { id, name: long, parent: null, owner: DEMO_USER_ID, at: Date.now() })
         await page.goto(`${served.service.base}/#order=name`)
         const row = page.locator(`#folders a.name[data-id="${id}"]`)
+        const documents = page.locator('#folders a.name:text-is("Documents")')
+        // Both in the list the new order rendered (the follow may have shown the row before).
+        await eventually(async () => (await page.locator('#order').inputValue()) === 'name', 'exact order')
         await row.waitFor()
+        await documents.waitFor()
         const height = async (locator: typeof row) => (await locator.boundingBox())?.height ?? 0
-        const normal = await height(page.locator('#folders a.name:text-is("Documents")'))
+        const normal = await height(documents)
         assert.ok((await height(row)) <= normal + 1, `${await height(row)} px against ${normal} px`)
         assert.equal(await row.getAttribute('title'), long)
         assert.equal(await row.textContent(), long)
@@ -870,18 +863,11 @@ for (const backend of allBackends()) {
       // The service's 503 needs its database gone; the page's handling of the answer is what
       // is tested here, so the browser is given that answer for a moment.
       await page.route('**/v1/folders**', (route) =>
-        route.fulfill({
-          status: 503,
-          headers: { 'content-type': 'application/problem+json', 'retry-after': '0' },
-          body: JSON.stringify({
-            type: 'about:blank',
-            title: 'Service Unavailable',
-            status: 503,
-            code: 'UNAVAILABLE',
-            detail: 'The database is not reachable.',
-            request_id: 'test',
+        route.fulfill(
+          problemAnswer(503, 'Service Unavailable', 'UNAVAILABLE', 'The database is not reachable.', {
+            'retry-after': '0',
           }),
-        }),
+        ),
       )
       await page.goto(`${served.service.base}/`)
       await page.locator('#state-text').filter({ hasText: 'unavailable' }).waitFor()

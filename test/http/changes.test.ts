@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { describe, it } from 'node:test'
-import type { LightMyRequestResponse } from 'fastify'
+import { after, before, describe, it } from 'node:test'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { allBackends } from '../helpers/databases/backends.js'
 import {
   UNKNOWN_ID,
@@ -462,6 +462,52 @@ for (const backend of allBackends()) {
         const res = await answer
         assertProblem(res, 403, 'FROZEN_ACCOUNT')
         assert.ok(!res.payload.includes('renamed while frozen'))
+      })
+
+      describe('with nothing committed that would wake it: the sessions read again while held', () => {
+        let sweeping: FastifyInstance
+        before(async () => {
+          sweeping = await appOver(t.store, { sessionRecheckMs: 100 })
+        })
+        after(() => sweeping?.close())
+        async function heldOn(session: string, waitSeconds: number) {
+          const fresh = JSON.parse((await request(sweeping, { url: PATH, session })).payload) as ChangesJson
+          const started = Date.now()
+          const res = await request(sweeping, {
+            url: PATH,
+            session,
+            query: `cursor=${fresh.cursor}&wait=${waitSeconds}`,
+          })
+          return { res, seconds: (Date.now() - started) / 1000 }
+        }
+
+        it('a user frozen during a 30 s wait: 403 long before the wait ends', async () => {
+          const { user, session } = await freshUser()
+          const answer = heldOn(session, 30)
+          await pause(300)
+          await t.sql.run(`UPDATE users SET is_suspended = ${t.sql.true} WHERE id = ?`, user)
+          const { res, seconds } = await answer
+          assertProblem(res, 403, 'FROZEN_ACCOUNT')
+          assert.ok(seconds < 15, `answered after ${seconds} s of a 30 s wait`)
+        })
+
+        it('a session revoked during a 30 s wait: 401 long before the wait ends', async () => {
+          const { session } = await freshUser()
+          const answer = heldOn(session, 30)
+          await pause(300)
+          await t.sql.run('DELETE FROM sessions WHERE id = ?', session)
+          const { res, seconds } = await answer
+          assertUnauthorized(res)
+          assert.ok(seconds < 15, `answered after ${seconds} s of a 30 s wait`)
+        })
+
+        it('a session that still passes waits its whole time: 200, nothing, after the wait', async () => {
+          const { session } = await freshUser()
+          const { res, seconds } = await heldOn(session, 1)
+          assert.equal(res.statusCode, 200, res.payload)
+          assert.deepEqual(body(res).changes, [])
+          assert.ok(seconds >= 0.9, `answered after ${seconds} s of a 1 s wait`)
+        })
       })
     })
   })

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends } from '../helpers/databases/backends.js'
 import { openEventStream, type OpenedStream } from '../helpers/http/event-stream-client.js'
+import { assertEndsWhenFrozenWhileIdle } from '../helpers/http/frozen-while-idle.js'
 import { uuid } from '../helpers/fixtures/ids.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
 import { appOver } from '../helpers/apps/test-app.js'
@@ -125,27 +126,7 @@ for (const backend of allBackends()) {
     it('ends with a 403 error event when the user is frozen while the stream is idle, sending nothing committed after', async () => {
       const stream = await open({}, FROZEN_SESSION, FROZEN_ROOT)
       await untilPresent(stream)
-      // idle: parked on the watcher, nothing pending
-      await new Promise((resolve) => setTimeout(resolve, 300))
-      await sql.run(`UPDATE users SET is_suspended = ${sql.true} WHERE id = ?`, FROZEN_OWNER)
-      const late = randomUUID()
-      await insertLiveFolder(sql, {
-        id: late,
-        name: 'after the freeze',
-        parent: FROZEN_ROOT,
-        owner: FROZEN_OWNER,
-        at: Date.now(),
-      })
-      const last = await stream.nextEvent(5000)
-      assert.equal(last.event, 'error')
-      const problem = JSON.parse(last.data) as { status: number; code: string }
-      assert.equal(problem.status, 403)
-      assert.equal(problem.code, 'FROZEN_ACCOUNT')
-      await stream.ended
-      assert.ok(
-        !stream.items.some((i) => i.kind === 'event' && i.event.data.includes(late)),
-        'the change was not sent',
-      )
+      await assertEndsWhenFrozenWhileIdle(stream, sql, { owner: FROZEN_OWNER, parent: FROZEN_ROOT })
     })
 
     it('ends with an error event when the session is revoked', async () => {

@@ -178,6 +178,24 @@ for (const backend of allBackends()) {
         )
       })
 
+      for (const deleted of ['the folder', 'its new parent'] as const) {
+        it(`a folder moved, then ${deleted} deleted, between two answers: the move, then the remove of what left, from the parent it left`, async () => {
+          const { root, a, b, grandchildren } = await smallTree()
+          const { cursor } = await drain(root, null, 10)
+          const [a1] = grandchildren as [string, string, string]
+          await t.sql.run('UPDATE folders SET folder_id = ? WHERE id = ?', b, a1)
+          const gone = deleted === 'the folder' ? a1 : b
+          await t.sql.run(`UPDATE folders SET is_deleted = ${t.sql.true} WHERE id = ?`, gone)
+          const { entries } = await drain(root, cursor, 10)
+          assert.deepEqual(
+            entries.map((e) =>
+              e.type === 'upsert' ? [e.folder.id, e.folder.folder_id, e.previous_folder_id] : e,
+            ),
+            [[a1, b, a], { type: 'remove', id: gone, folder_id: gone === a1 ? b : root }],
+          )
+        })
+      }
+
       it('a subtree moved back in comes back whole', async () => {
         const { root, a, grandchildren } = await smallTree()
         const outside = await folder(null, 'outside')

@@ -45,6 +45,7 @@ describe('configuration', () => {
       longPollMaxWaiters: 2500,
       longPollMaxPerSession: 4,
       longPollIntervalMs: 250,
+      sessionRecheckMs: 5000,
       feedNotify: { wakeups: true, listenUrl: null },
     })
     assert.ok(Object.isFrozen(config))
@@ -83,6 +84,7 @@ describe('configuration', () => {
       LONG_POLL_MAX_WAITERS: '50',
       LONG_POLL_PER_SESSION: '2',
       LONG_POLL_INTERVAL_MS: '100',
+      SESSION_RECHECK_MS: '2000',
       FEED_NOTIFY: 'postgres://listen@db.internal:5432/app',
     }
     assert.deepEqual(loadConfig(env), {
@@ -116,6 +118,7 @@ describe('configuration', () => {
       longPollMaxWaiters: 50,
       longPollMaxPerSession: 2,
       longPollIntervalMs: 100,
+      sessionRecheckMs: 2000,
       feedNotify: { wakeups: true, listenUrl: 'postgres://listen@db.internal:5432/app' },
     })
     const flagged = loadConfig(env, { db: 'sqlite:/tmp/y.db', host: '::1', port: '0', logLevel: 'warn' })
@@ -154,6 +157,7 @@ describe('configuration', () => {
     [{ LONG_POLL_PER_SESSION: '0' }, 'LONG_POLL_PER_SESSION'],
     [{ LONG_POLL_INTERVAL_MS: '5' }, 'LONG_POLL_INTERVAL_MS'],
     [{ LONG_POLL_INTERVAL_MS: '2000' }, 'LONG_POLL_INTERVAL_MS'],
+    [{ SESSION_RECHECK_MS: '50' }, 'SESSION_RECHECK_MS'],
     [{ FEED_NOTIFY: 'maybe' }, 'FEED_NOTIFY'],
     [{ METRICS_PORT: '65536' }, 'METRICS_PORT'],
     [{ CORS_ORIGINS: 'not-a-url' }, 'CORS_ORIGINS'],

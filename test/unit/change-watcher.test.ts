@@ -140,4 +140,49 @@ describe('change watcher', () => {
     assert.deepEqual(wakes.slice(3), ['open closed', 'after closed'])
     hold.release()
   })
+
+  it('reads the held sessions again while they wait, in one call for all, and ends only the refused ones', async (t) => {
+    const fake = fakeGenerations({ a: 1, b: 1 })
+    const asked: string[][] = []
+    const refused = new Set<string>()
+    const watcher = new ChangeWatcher(fake.store, {
+      intervalMs: 1000,
+      maxWaiters: 10,
+      maxPerHolder: 10,
+      sessions: {
+        everyMs: 30,
+        refused: (holders) => {
+          asked.push([...holders])
+          return Promise.resolve(new Set(holders.filter((holder) => refused.has(holder))))
+        },
+      },
+    })
+    t.after(() => watcher.close())
+    await sleep(80)
+    assert.equal(asked.length, 0, 'nothing read while nothing is held')
+    const frozen = watcher.hold('frozen')
+    const kept = watcher.hold('kept')
+    assert.ok(frozen !== null && kept !== null)
+    const heldEnd = frozen.until('a', 1, Date.now() + 5000, never)
+    const wakes: string[] = []
+    frozen.park('b', 1, Date.now() + 5000, (end) => void wakes.push(`frozen ${end}`))
+    kept.park('a', 1, Date.now() + 5000, (end) => void wakes.push(`kept ${end}`))
+    await sleep(80)
+    assert.ok(asked.length >= 1, 'read while held')
+    for (const holders of asked) assert.deepEqual([...holders].sort(), ['frozen', 'kept'])
+    assert.deepEqual(wakes, [], 'no session refused: every wait goes on')
+    refused.add('frozen')
+    assert.equal(await heldEnd, 'session')
+    await sleep(10)
+    assert.deepEqual(wakes, ['frozen session'])
+    const reads = asked.length
+    await sleep(80)
+    assert.ok(asked.length > reads, 'the kept wait is still read')
+    assert.deepEqual(asked.at(-1), ['kept'])
+    assert.deepEqual(wakes, ['frozen session'], 'the kept wait is not ended')
+    watcher.close()
+    const closedAt = asked.length
+    await sleep(80)
+    assert.equal(asked.length, closedAt, 'nothing read once closed')
+  })
 })

@@ -18,17 +18,32 @@ async function* recordsThenWrite(
   progress.readAt = (performance.now() - started) / 1000
 }
 
+/** What `migrate` did, in one line: the steps it applied, or that there were none to apply. */
+function migrationReport(steps: readonly string[]): string {
+  if (steps.length === 0) return 'schema is up to date (nothing to apply)'
+  const named =
+    steps.length === 1 ? `step ${steps[0]}` : `${steps.length} steps, ${steps[0]} to ${steps.at(-1)}`
+  return `applied schema ${named}; schema is up to date`
+}
+
 export function registerDataCommands(program: Command): void {
   program
     .command('migrate')
     .description('create or upgrade the database schema')
     .option('--db <url>', 'database URL (default: DATABASE_URL or sqlite:./data/folder-service.db)')
-    .action((options: DbOptions) =>
-      withStore(options, () => {
-        process.stdout.write('schema is up to date\n')
-        return Promise.resolve()
-      }),
-    )
+    .action((options: DbOptions) => {
+      let steps: readonly string[] = []
+      return withStore(
+        options,
+        () => {
+          process.stdout.write(`${migrationReport(steps)}\n`)
+          return Promise.resolve()
+        },
+        (applied) => {
+          steps = applied
+        },
+      )
+    })
 
   program
     .command('import')

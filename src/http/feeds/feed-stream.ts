@@ -11,7 +11,7 @@ import { problemBody, problems, toProblem, type HttpProblem } from '../problems.
 import { feedProblem, sessionProblem } from './feed-problems.js'
 import type { Feed, FeedBody, FeedRequest } from '../../feed/feed.js'
 import type { Idle } from '../../feed/held-request.js'
-import { sessionVerdict, type FeedSession } from '../../feed/session-recheck.js'
+import { sessionVerdict, sessionVerdictNow, type FeedSession } from '../../feed/session-recheck.js'
 import type { Hold } from '../../feed/watcher.js'
 import { TOKEN_PATTERN } from '../../schemas/bounded.js'
 import type { ParameterRules } from '../../schemas/parameter-rules.js'
@@ -146,9 +146,21 @@ function streamFeed<B extends FeedBody>(
   const park = (generation: number): void => {
     unpark = feed.hold.park(user.id, generation, control.deadline, (end) => {
       unpark = null
+      if (end === 'session') return recheck(generation)
       if (end === 'closed') closed = true
       read(end === 'changed' ? feed.hold.wokenAt : null)
     })
+  }
+  /** The watcher's sweep found the session refused while parked: its problem ends the stream. */
+  const recheck = (generation: number): void => {
+    sessionVerdictNow(feed.session).then(
+      (verdict) => {
+        if (stopped || control.gone) return deliver(null)
+        if (verdict.outcome !== 'valid') return deliver(errorFrame(sessionProblem(verdict)))
+        park(generation)
+      },
+      (error: unknown) => deliver(failed(error)),
+    )
   }
   streamEvents(
     request,

@@ -32,7 +32,7 @@ function migrationStorage(client: Client): MigrationStorage {
  * Brings the schema up to date. Must run inside a transaction on `client`: the advisory
  * lock is released, and the migrations become visible, at its end.
  */
-export async function migratePostgres(client: Client): Promise<void> {
+export async function migratePostgres(client: Client): Promise<string[]> {
   await client.query('SELECT pg_advisory_xact_lock($1::int8)', [MIGRATION_LOCK_KEY])
   // Names are measured (CHECK char_length) and compared in code points only in UTF-8.
   const { rows } = await client.query<{ encoding: string }>(
@@ -44,7 +44,7 @@ export async function migratePostgres(client: Client): Promise<void> {
   }
   await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
     name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`)
-  await runPendingMigrations(
+  return runPendingMigrations(
     MIGRATIONS.map(({ name, sql, refuseRows }) => ({
       name,
       up: async () => {

@@ -168,7 +168,7 @@ export class PostgresStore implements Store {
     )
   }
 
-  migrate(): Promise<void> {
+  migrate(): Promise<readonly string[]> {
     return this.db.transaction(migratePostgres)
   }
 

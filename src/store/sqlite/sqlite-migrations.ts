@@ -38,7 +38,7 @@ function migrationStorage(db: Database.Database): MigrationStorage {
  * or a command never waits for a writer (a long import, say); an upgrade takes the write
  * lock and checks again inside it, in case another process upgraded meanwhile.
  */
-export async function migrateSqlite(db: Database.Database): Promise<void> {
+export async function migrateSqlite(db: Database.Database): Promise<string[]> {
   const migrations: Migration[] = MIGRATIONS.map(({ name, sql, refuseRows }) => ({
     name,
     up: () => {
@@ -50,11 +50,12 @@ export async function migrateSqlite(db: Database.Database): Promise<void> {
   }))
   const storage = migrationStorage(db)
   const applied = new Set(await storage.executed())
-  if (migrations.every(({ name }) => applied.has(name))) return
+  if (migrations.every(({ name }) => applied.has(name))) return []
   db.exec('BEGIN IMMEDIATE')
   try {
-    await runPendingMigrations(migrations, storage)
+    const now = await runPendingMigrations(migrations, storage)
     db.exec('COMMIT')
+    return now
   } catch (error) {
     if (db.inTransaction) db.exec('ROLLBACK')
     throw error

@@ -112,7 +112,7 @@ export class SqliteStore implements Store {
     }
   }
 
-  migrate(): Promise<void> {
+  migrate(): Promise<readonly string[]> {
     return migrateSqlite(this.db).catch((error: unknown) => Promise.reject(translate(error)))
   }
 
