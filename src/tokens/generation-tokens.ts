@@ -1,3 +1,4 @@
+import { RecencyMap } from '../recency-map.js'
 import { ALL_ROWS } from '../store/store.js'
 import { changesBinding, type ChangesCursors } from './changes-cursor.js'
 
@@ -24,12 +25,14 @@ interface Sealed {
 }
 
 export class ChangesLinkTokens {
-  /** binding -> the cursor of its newest generation seen; insertion order is recency order */
-  private readonly sealed = new Map<string, Sealed>()
+  /** binding -> the cursor of its newest generation seen */
+  private readonly sealed: RecencyMap<string, Sealed>
   /** what the kept cursors were sealed with: under any other key they would not open */
   private sealedWith: ChangesCursors | undefined
 
-  constructor(private readonly max = GENERATION_TOKENS) {}
+  constructor(max = GENERATION_TOKENS) {
+    this.sealed = new RecencyMap(max)
+  }
 
   /** The changes cursor of `userId`'s listing of `parentId` (null: the root) at `generation`. */
   cursor(cursors: ChangesCursors, userId: string, parentId: string | null, generation: number): string {
@@ -38,16 +41,10 @@ export class ChangesLinkTokens {
       this.sealedWith = cursors
     }
     const binding = changesBinding(userId, parentId)
-    const kept = this.sealed.get(binding)
-    if (kept !== undefined) {
-      this.sealed.delete(binding) // re-inserted below: most recently used
-      // An older answer (a replica, a request that read before a write) keeps its own point.
-      if (kept.generation !== generation) return this.keep(binding, cursors, generation, kept)
-      this.sealed.set(binding, kept)
-      return kept.token
-    }
-    if (this.sealed.size >= this.max) this.sealed.delete(this.sealed.keys().next().value as string)
-    return this.keep(binding, cursors, generation, undefined)
+    const kept = this.sealed.touch(binding)
+    // An older answer (a replica, a request that read before a write) keeps its own point.
+    if (kept !== undefined && kept.generation === generation) return kept.token
+    return this.keep(binding, cursors, generation, kept)
   }
 
   /** Seals the cursor of `generation`; keeps it unless `kept` holds a newer generation. */

@@ -4,6 +4,7 @@ import { normalizeIP } from '@fastify/rate-limit'
 import { requestSessionCookie } from '../auth.js'
 import { HttpProblem } from '../problems.js'
 import { RATE_LIMIT_WINDOW_MS } from './rate-limit.js'
+import { RecencyMap } from '../../recency-map.js'
 
 /**
  * The failed-authentication budget of a client address (OWASP API4). The rate limiter
@@ -26,18 +27,21 @@ interface Window {
 
 /** Failures per key in fixed windows, bounded in memory. */
 export class FailureCounter {
-  private readonly windows = new Map<string, Window>()
+  /** key -> its window, least recently charged first */
+  private readonly windows: RecencyMap<string, Window>
 
   constructor(
     readonly max: number,
     private readonly windowMs: number = RATE_LIMIT_WINDOW_MS,
-    private readonly capacity: number = TRACKED_ADDRESSES,
+    capacity: number = TRACKED_ADDRESSES,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.windows = new RecencyMap(capacity)
+  }
 
   /** Milliseconds until `key` may try again; 0 while it has budget left. */
   blockedForMs(key: string): number {
-    const window = this.windows.get(key)
+    const window = this.windows.peek(key)
     if (window === undefined) return 0
     const left = window.endsAt - this.now()
     if (left <= 0) {
@@ -49,16 +53,10 @@ export class FailureCounter {
 
   charge(key: string): void {
     const now = this.now()
-    let window = this.windows.get(key)
+    let window = this.windows.peek(key)
     if (window === undefined || window.endsAt <= now) window = { failures: 0, endsAt: now + this.windowMs }
     window.failures++
-    // Re-inserted so that Map order is least recently charged first.
-    this.windows.delete(key)
     this.windows.set(key, window)
-    if (this.windows.size > this.capacity) {
-      const oldest = this.windows.keys().next().value
-      if (oldest !== undefined) this.windows.delete(oldest)
-    }
   }
 }
 
