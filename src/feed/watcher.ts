@@ -93,9 +93,10 @@ interface Woken {
  * Waiters woken in one turn of the event loop at most: what each does next (its shared read,
  * its session check, its write) runs in that turn, so a wake of 10,000 followers is many
  * short turns, between which timers, other requests and the sockets' writes go on, rather
- * than one stall of the loop as long as the whole wake.
+ * than one stall of the loop as long as the whole wake. 64 rather than 256: the same CPU a
+ * delivery, a shorter longest turn (docs/performance.md "Fan-out").
  */
-export const WAKE_SLICE = 256
+export const WAKE_SLICE = 64
 
 /**
  * After a sweep, the next comes no sooner than this: a parked wait may end this much after
