@@ -101,7 +101,11 @@ describe('the live change-log SQL', () => {
         assert.equal(rows.length, 1)
         assert.ok(changesFunction({ log: true }).includes(`$$${rows[0]?.prosrc}$$`))
       } finally {
-        client.release()
+        // Closed, not only handed back: pool.end() does not wait for its clients' connections
+        // to close, and the drop below would terminate one still open (an uncaught 57P01).
+        const closed = new Promise((resolve) => client.once('end', resolve))
+        client.release(true)
+        await closed
       }
     } finally {
       await pool.end()
