@@ -34,10 +34,13 @@ _failover_healthy() {
   [ "$(_failover_count primary)" = 1 ] && [ "$(_failover_count secondary)" = 2 ]
 }
 
-# Starts `pg_autoctl run` for one PGDATA in the background, detached, logging beside it.
+# Starts `pg_autoctl run` for one PGDATA in the background, detached, logging beside it, in
+# the formation's own directory: a keeper started in a checkout that is later removed can no
+# longer restart its postgres ("could not identify current directory"), so a kept formation
+# would fail its next switchover.
 _failover_run() {
   local pgdata="$1"
-  _failover_as_postgres "setsid nohup pg_autoctl run --pgdata '${pgdata}' >'${pgdata}.log' 2>&1 </dev/null &"
+  _failover_as_postgres "cd '${FAILOVER_DIR}' && setsid nohup pg_autoctl run --pgdata '${pgdata}' >'${pgdata}.log' 2>&1 </dev/null &"
 }
 
 _failover_wait() {
