@@ -1,4 +1,5 @@
-import { SESSION_BATCH, type ServingStore, type SessionUser } from '../store/store.js'
+import { findSessionsInBatches } from '../store/session-batches.js'
+import type { ServingStore, SessionUser } from '../store/store.js'
 
 /**
  * The one rule for the session check made after a held read (a long-poll answer after its
@@ -63,20 +64,13 @@ export async function sessionVerdictNow(session: FeedSession): Promise<SessionVe
 
 /**
  * Of `sessionIds` (the sessions holding requests), those a request would now be refused
- * for, read {@link SESSION_BATCH} at a time: the watcher's sweep of held sessions.
+ * for, read in batches (findSessionsInBatches): the watcher's sweep of held sessions.
  */
 export async function refusedSessions(
-  store: Pick<ServingStore, 'findSessionUsers'>,
+  store: Pick<ServingStore, 'findSessionUser' | 'findSessionUsers'>,
   sessionIds: readonly string[],
   now: number,
 ): Promise<Set<string>> {
-  const refused = new Set<string>()
-  for (let from = 0; from < sessionIds.length; from += SESSION_BATCH) {
-    const batch = sessionIds.slice(from, from + SESSION_BATCH)
-    const users = await store.findSessionUsers(batch, now)
-    batch.forEach((id, i) => {
-      if (verdictOf(users[i] ?? null).outcome !== 'valid') refused.add(id)
-    })
-  }
-  return refused
+  const users = await findSessionsInBatches(store, sessionIds, now)
+  return new Set(sessionIds.filter((_, i) => verdictOf(users[i] ?? null).outcome !== 'valid'))
 }

@@ -313,6 +313,15 @@ export class ChangeWatcher {
   }
 
   /**
+   * Ends the waits of `woken` with `end`: all out of the sets at once, so that a poll or a
+   * sweep while the later slices wait cannot end them twice, then woken in slices.
+   */
+  private wake(woken: readonly Woken[], end: 'changed' | 'session'): void {
+    for (const { waiter } of woken) this.unregister(waiter)
+    this.wakeInSlices(woken, 0, end)
+  }
+
+  /**
    * Wakes `woken` from `from`, {@link WAKE_SLICE} in this turn and the rest in later turns.
    * A record ended meanwhile (its client left) is skipped.
    */
@@ -383,8 +392,7 @@ export class ChangeWatcher {
       for (const holder of refused) {
         for (const waiter of byHolder.get(holder) ?? []) ended.push({ waiter, generation: null })
       }
-      for (const { waiter } of ended) this.unregister(waiter)
-      this.wakeInSlices(ended, 0, 'session')
+      this.wake(ended, 'session')
     } catch (error) {
       // An outage: the checks at the end of each wait still hold; try again next time.
       this.options.onError?.(error)
@@ -446,9 +454,7 @@ export class ChangeWatcher {
           if (now !== waiter.baseline) woken.push({ waiter, generation: now ?? null })
         }
       }
-      // Out at once, so that a poll while the later slices wait cannot wake them twice.
-      for (const { waiter } of woken) this.unregister(waiter)
-      this.wakeInSlices(woken, 0, 'changed')
+      this.wake(woken, 'changed')
     } catch (error) {
       this.options.onError?.(error)
     } finally {

@@ -1,9 +1,10 @@
-import { SESSION_BATCH, type ServingStore, type SessionUser } from '../../store/store.js'
+import { findSessionsInBatches } from '../../store/session-batches.js'
+import type { ServingStore, SessionUser } from '../../store/store.js'
 
 /**
  * The session checks a feed makes after its reads, gathered per turn of the event loop: the
  * followers one commit wakes (a slice of them per turn, feed/watcher.ts) ask within one turn,
- * and their sessions are read in one statement per {@link SESSION_BATCH} rather than one
+ * and their sessions are read in batches (store/session-batches.ts) rather than one
  * each. A lone check is the arrival's own statement. Each lookup is sent after it was asked,
  * so a check still begins after the read it follows (feed/session-recheck.ts), and nothing is
  * kept between turns.
@@ -41,22 +42,10 @@ export class SessionLookups {
   private send(): void {
     const asked = this.asked
     this.asked = []
-    const now = Date.now()
     const ids = asked.flatMap((one) => one.sessionIds)
-    const found: Promise<(SessionUser | null)[]>[] = []
-    for (let from = 0; from < ids.length; from += SESSION_BATCH) {
-      const batch = ids.slice(from, from + SESSION_BATCH)
-      const lone = batch.length === 1 ? batch[0] : undefined
-      found.push(
-        lone === undefined
-          ? this.store.findSessionUsers(batch, now)
-          : this.store.findSessionUser(lone, now).then((user) => [user]),
-      )
-    }
     // One answer for the turn's asks: each takes its own run of the ids, in order.
-    Promise.all(found).then(
-      (batches) => {
-        const users = batches.length === 1 ? (batches[0] as (SessionUser | null)[]) : batches.flat()
+    findSessionsInBatches(this.store, ids, Date.now()).then(
+      (users) => {
         let at = 0
         for (const one of asked) {
           one.resolve(users.slice(at, at + one.sessionIds.length))
