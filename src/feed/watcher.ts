@@ -111,14 +111,9 @@ export interface Hold {
    * when the client leaves, or when the watcher closes, whichever comes first. `client`: a
    * held request's socket, for which the wait is one record and its promise, no timer or
    * listener (the watcher finds a client gone when a slot is wanted, at its deadline sweep
-   * and at a wake, and then releases the slot itself); or an AbortSignal, listened to.
+   * and at a wake, and then releases the slot itself).
    */
-  until(
-    ownerId: string,
-    baseline: number,
-    deadline: number,
-    client: AbortSignal | HeldClient,
-  ): Promise<WaitEnd>
+  until(ownerId: string, baseline: number, deadline: number, client: HeldClient): Promise<WaitEnd>
   /**
    * The owner's generation that ended the last wait with 'changed' (read on the primary),
    * else null: a read after the wake must be at least that new, or a lagging replica could
@@ -126,16 +121,11 @@ export interface Hold {
    */
   readonly wokenAt: number | null
   /**
-   * {@link until} for a caller that keeps its own state (an event stream): `wake` is called
-   * once, never within this call, with how the wait ended. No promise, timer or listener of
-   * its own: one small record in the owner's set, whose deadline the watcher's one sweep
-   * timer ends. The returned function takes the record back (the client left) without a wake.
-   */
-  park(ownerId: string, baseline: number, deadline: number, wake: (end: WaitEnd) => void): () => void
-  /**
-   * {@link park} for a follower that is its own record's target (an event stream): nothing
-   * is made for the park but the record, and {@link unpark} takes it back. `wokenAt` is not
-   * kept: the target is told the generation.
+   * {@link until} for a follower that keeps its own state and is its own record's target (an
+   * event stream): `target` is told once, never within this call, how the wait ended. No
+   * promise, timer or listener of its own: one small record in the owner's set, whose
+   * deadline the watcher's one sweep timer ends; {@link unpark} takes it back (the client
+   * left) without a wake. `wokenAt` is not kept: the target is told the generation.
    */
   parkTarget(ownerId: string, baseline: number, deadline: number, target: Wakeable): Parked
   /** Takes `parked` back without a wake (safe when it already ended). */
@@ -251,36 +241,15 @@ export class ChangeWatcher {
     ownerId: string,
     baseline: number,
     deadline: number,
-    client: AbortSignal | HeldClient,
+    client: HeldClient,
   ): Promise<WaitEnd> {
     if (this.closed) return Promise.resolve('closed')
-    if (client instanceof AbortSignal) return this.waitForSignal(slot, ownerId, baseline, deadline, client)
     if (client.destroyed) return Promise.resolve('gone')
     return new Promise<WaitEnd>((resolve) => {
       slot.resolve = resolve
       const waiter = this.parkRecord(slot.holder, ownerId, baseline, deadline, slot)
       waiter.client = client
       waiter.slot = slot
-    })
-  }
-
-  /** {@link wait} ended by `signal` too: one listener for this wait. */
-  private waitForSignal(
-    slot: Slot,
-    ownerId: string,
-    baseline: number,
-    deadline: number,
-    signal: AbortSignal,
-  ): Promise<WaitEnd> {
-    if (signal.aborted) return Promise.resolve('gone')
-    return new Promise<WaitEnd>((resolve) => {
-      const onAbort = () => this.settle(waiter, 'gone', null)
-      slot.resolve = (end) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(end)
-      }
-      const waiter = this.parkRecord(slot.holder, ownerId, baseline, deadline, slot)
-      signal.addEventListener('abort', onAbort, { once: true })
     })
   }
 
@@ -480,12 +449,7 @@ class Slot implements Hold, Wakeable {
   ) {}
 
   // Not async: a held request awaits the wait itself, one suspended frame fewer per hold.
-  until(
-    ownerId: string,
-    baseline: number,
-    deadline: number,
-    client: AbortSignal | HeldClient,
-  ): Promise<WaitEnd> {
+  until(ownerId: string, baseline: number, deadline: number, client: HeldClient): Promise<WaitEnd> {
     this.wokenAt = null
     return this.watcher.wait(this, ownerId, baseline, deadline, client)
   }
@@ -495,17 +459,6 @@ class Slot implements Hold, Wakeable {
     const resolve = this.resolve
     this.resolve = null
     resolve?.(end)
-  }
-
-  park(ownerId: string, baseline: number, deadline: number, wake: (end: WaitEnd) => void): () => void {
-    this.wokenAt = null
-    const parked = this.watcher.parkRecord(this.holder, ownerId, baseline, deadline, {
-      woken: (end, generation) => {
-        this.wokenAt = generation
-        wake(end)
-      },
-    })
-    return () => this.watcher.unpark(parked)
   }
 
   parkTarget(ownerId: string, baseline: number, deadline: number, target: Wakeable): Parked {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { ChangeWatcher } from '../../src/feed/watcher.js'
+import { ChangeWatcher, type HeldClient, type Hold, type WaitEnd } from '../../src/feed/watcher.js'
 
 /** The long-poll watcher against a fake generation source: one read per interval, exact wakes. */
 
@@ -21,7 +21,26 @@ function fakeGenerations(initial: Record<string, number>) {
   }
 }
 
-const never = new AbortController().signal
+/** A held request's client that stays. */
+const never: HeldClient = { destroyed: false }
+
+/** `hold` parks a record whose target reports `wake(end)` and keeps the generation that woke it. */
+function parkCalling(
+  hold: Hold,
+  ownerId: string,
+  baseline: number,
+  deadline: number,
+  wake: (end: WaitEnd) => void,
+) {
+  const woken = { at: null as number | null }
+  const parked = hold.parkTarget(ownerId, baseline, deadline, {
+    woken: (end, generation) => {
+      woken.at = generation
+      wake(end)
+    },
+  })
+  return { woken, unpark: () => hold.unpark(parked) }
+}
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe('change watcher', () => {
@@ -85,20 +104,23 @@ describe('change watcher', () => {
     assert.ok(watcher.hold('one') !== null, 'a released slot is the holder’s again')
   })
 
-  it('bounds holds, frees a slot on release, on abort at once, and answers all on close', async () => {
+  it("bounds holds, frees a slot on release, a departed client's when a slot is wanted, and answers all on close", async () => {
     const fake = fakeGenerations({ a: 1 })
     const watcher = new ChangeWatcher(fake.store, { intervalMs: 10, maxWaiters: 2, maxPerHolder: 10 })
     const one = watcher.hold('s')
     const two = watcher.hold('s')
     assert.ok(one !== null && two !== null)
     assert.equal(watcher.hold('s'), null)
-    const gone = new AbortController()
-    const leaving = one.until('a', 1, Date.now() + 5000, gone.signal)
+    const gone = { destroyed: false }
+    const leaving = one.until('a', 1, Date.now() + 5000, gone)
     const staying = two.until('a', 1, Date.now() + 5000, never)
-    gone.abort()
+    gone.destroyed = true
+    const third = watcher.hold('s') // wanted: the departed client's slot is freed first
     assert.equal(await leaving, 'gone')
-    one.release()
-    one.release() // twice is harmless
+    assert.ok(third !== null)
+    third.release()
+    one.release() // harmless: the watcher released it already
+    one.release() // twice too
     assert.equal(watcher.size, 1)
     watcher.close()
     assert.equal(await staying, 'closed')
@@ -113,17 +135,16 @@ describe('change watcher', () => {
     assert.ok(hold !== null)
     const wakes: string[] = []
     const wake = (name: string) => (end: string) => void wakes.push(`${name} ${end}`)
-    hold.park('a', 1, Date.now() + 5000, wake('changed'))
+    const first = parkCalling(hold, 'a', 1, Date.now() + 5000, wake('changed'))
     fake.generations.set('a', 4)
     await sleep(60)
     assert.deepEqual(wakes, ['changed changed'])
-    assert.equal(hold.wokenAt, 4)
+    assert.equal(first.woken.at, 4)
 
     const started = Date.now()
-    hold.park('a', 4, started + 80, wake('early'))
-    hold.park('a', 4, started + 120, wake('late'))
-    const unpark = hold.park('a', 4, started + 100, wake('left'))
-    unpark()
+    parkCalling(hold, 'a', 4, started + 80, wake('early'))
+    parkCalling(hold, 'a', 4, started + 120, wake('late'))
+    parkCalling(hold, 'a', 4, started + 100, wake('left')).unpark()
     await sleep(60)
     assert.deepEqual(wakes, ['changed changed'], 'nothing before its deadline')
     await sleep(400)
@@ -132,9 +153,9 @@ describe('change watcher', () => {
     await sleep(60)
     assert.equal(fake.calls.length, reads, 'no reads once nothing is parked')
 
-    hold.park('a', 4, Date.now() + 5000, wake('open'))
+    parkCalling(hold, 'a', 4, Date.now() + 5000, wake('open'))
     watcher.close()
-    hold.park('a', 4, Date.now() + 5000, wake('after'))
+    parkCalling(hold, 'a', 4, Date.now() + 5000, wake('after'))
     assert.deepEqual(wakes.slice(3), ['open closed'])
     await sleep(0)
     assert.deepEqual(wakes.slice(3), ['open closed', 'after closed'])
@@ -165,8 +186,8 @@ describe('change watcher', () => {
     assert.ok(frozen !== null && kept !== null)
     const heldEnd = frozen.until('a', 1, Date.now() + 5000, never)
     const wakes: string[] = []
-    frozen.park('b', 1, Date.now() + 5000, (end) => void wakes.push(`frozen ${end}`))
-    kept.park('a', 1, Date.now() + 5000, (end) => void wakes.push(`kept ${end}`))
+    parkCalling(frozen, 'b', 1, Date.now() + 5000, (end) => void wakes.push(`frozen ${end}`))
+    parkCalling(kept, 'a', 1, Date.now() + 5000, (end) => void wakes.push(`kept ${end}`))
     await sleep(80)
     assert.ok(asked.length >= 1, 'read while held')
     for (const holders of asked) assert.deepEqual([...holders].sort(), ['frozen', 'kept'])

@@ -24,7 +24,8 @@ describe('a wake in slices', () => {
     for (let i = 0; i < total; i++) {
       const hold = watcher.hold(`s${i}`)
       assert.ok(hold !== null)
-      unparks.push(hold.park('owner', 1, Date.now() + 60_000, (end) => woken[i]?.push(end)))
+      const parked = hold.parkTarget('owner', 1, Date.now() + 60_000, { woken: (end) => woken[i]?.push(end) })
+      unparks.push(() => hold.unpark(parked))
     }
     // Per turn of the loop (one setImmediate callback after another), the followers woken in it.
     const perTurn: number[] = []
