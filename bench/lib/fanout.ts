@@ -436,10 +436,12 @@ function wakeStage(url: string, name: string): string {
   if (/\/store\/|better-sqlite3|node_modules\/pg|session-lookups|session-recheck|\/auth\.js/.test(url))
     return 'store: reads and session checks'
   if (/\/tokens\/|crypto/.test(url)) return 'cursors (seal, open)'
+  if (/node_modules\/(fastify|pino|sonic-boom|@fastify)|_http_server|\/http\/plugins\//.test(url))
+    return 'HTTP reply: Fastify, hooks, log line'
   if (/folder-json|folder-tree-json|serialized/.test(url) || name === 'eventFrame') return 'serialisation'
   if (/tree-feed|changes-feed|shared-reads|\/feed\/feed\.js/.test(url)) return 'feed: answer from rows'
   if (
-    /watcher|feed-stream|event-stream|held-request|heartbeats/.test(url) ||
+    /watcher|feed-stream|feed-answer|event-stream|held-request|heartbeats/.test(url) ||
     /^(runMicrotasks|processTicksAndRejections)$/.test(name)
   )
     return 'wake: watcher, streams, promises'
@@ -458,7 +460,7 @@ export interface FanoutSettings {
   workers: number
   /** the one-user scenarios (SSE, long-poll) */
   withOneUser: boolean
-  /** where to write the service's CPU profile of the SSE scenario (null: none) */
+  /** where to write the service's CPU profiles of the one-user scenarios, one folder each (null: none) */
   profileDir: string | null
 }
 
@@ -470,7 +472,13 @@ export async function runFanout(settings: FanoutSettings): Promise<WakeFigures[]
   try {
     for (const kind of ['sse', 'long-poll'] as const) {
       if (!withOneUser) break
-      const running = await serve(url, root, followers, kind === 'sse' ? profileDir : null, workers)
+      const running = await serve(
+        url,
+        root,
+        followers,
+        profileDir === null ? null : `${profileDir}/${kind}`,
+        workers,
+      )
       try {
         const { figures: wake, meter } = await oneUser(running, sql, kind, followers, commits)
         results.push(wake)

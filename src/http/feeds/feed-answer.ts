@@ -10,6 +10,7 @@ import { authenticatedSessionId } from '../auth.js'
 import { acceptsEventStream, type EventStreamOptions } from './event-stream.js'
 import { feedProblem } from './feed-problems.js'
 import { followAsStream } from './feed-stream.js'
+import { prepareBody, sendPrepared, type PreparedBody } from './prepared-answer.js'
 import { SessionLookups } from './session-lookups.js'
 import { StreamReads } from './stream-reads.js'
 import type { ParameterRules } from '../../schemas/parameter-rules.js'
@@ -72,15 +73,16 @@ export function feedAnswerer<R extends FeedRequest, B extends FeedBody>(
   app: FastifyInstance,
   { feed, store, rules, eventStream, json }: FeedRoute<R, B>,
 ): (request: FastifyRequest, reply: FastifyReply, asked: R) => Promise<unknown> {
-  const serialized = new WeakMap<B, string>()
-  const serialize = (reply: FastifyReply, body: B): string => {
-    let text = serialized.get(body)
-    if (text === undefined) {
-      text = json === undefined ? serializedText(reply, body) : json(body)
-      serialized.set(body, text)
+  const serialized = new WeakMap<B, PreparedBody>()
+  const prepared = (reply: FastifyReply, body: B): PreparedBody => {
+    let bytes = serialized.get(body)
+    if (bytes === undefined) {
+      bytes = prepareBody(json === undefined ? serializedText(reply, body) : json(body))
+      serialized.set(body, bytes)
     }
-    return text
+    return bytes
   }
+  const serialize = (reply: FastifyReply, body: B): string => prepared(reply, body).text
   const draining = () => app.drainState.draining
   const lookups = new SessionLookups(store)
   const reads = new StreamReads<B>(lookups)
@@ -94,6 +96,9 @@ export function feedAnswerer<R extends FeedRequest, B extends FeedBody>(
       session: new FeedSession(lookups, authenticatedSessionId(request)),
     })
     if (result.outcome !== 'answer') throw feedProblem(result, rules)
+    // A request that may be held: one of many that one commit answers with the same body.
+    if (asked.wait > 0 && request.method === 'GET')
+      return sendPrepared(app, reply, prepared(reply, result.body))
     return reply
       .header('cache-control', FEED_CACHE_CONTROL)
       .type(JSON_CONTENT_TYPE)

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import fp from 'fastify-plugin'
 
 /**
@@ -13,7 +13,7 @@ import fp from 'fastify-plugin'
  * that load balancers stop routing here before connections would be refused.
  */
 
-interface DrainState {
+export interface DrainState {
   draining: boolean
 }
 
@@ -33,13 +33,21 @@ export const drainPlugin = fp(
       next()
     })
     app.addHook('onSend', (_request, reply, payload, next) => {
-      if (state.draining) reply.header('connection', 'close')
+      closeWhenDraining(state, reply)
       next(null, payload)
     })
     done()
   },
   { name: 'drain' },
 )
+
+/**
+ * `Connection: close` on an answer written while draining: the hook above for every reply,
+ * and the feeds' prepared answers written without Fastify's send (http/feeds/prepared-answer.ts).
+ */
+export function closeWhenDraining(state: DrainState, reply: Pick<FastifyReply, 'header'>): void {
+  if (state.draining) reply.header('connection', 'close')
+}
 
 /** Starts answering with `Connection: close` and 503 on /readyz, still listening. */
 export function beginDraining(app: FastifyInstance): void {
