@@ -147,6 +147,12 @@ export class ChangeWatcher {
   private polling = false
   /** a hint came during a read, which may have missed its commit: read again right after */
   private again = false
+  /** the owners named by hints since the last read began: the next read after a hint reads these alone */
+  private hinted = new Set<string>()
+  /** a hint named no owner (SQLite's data_version): the next read reads every owner */
+  private hintedAll = false
+  /** when the last read of every owner began (epoch ms): one at least every interval, whatever the hints */
+  private lastFullPoll = 0
   private closed = false
   private readonly signals: ChangeSignals | null
 
@@ -164,6 +170,8 @@ export class ChangeWatcher {
   nudge(ownerId: string | null): void {
     if (this.closed || this.byOwner.size === 0) return
     if (ownerId !== null && !this.byOwner.has(ownerId)) return
+    if (ownerId === null) this.hintedAll = true
+    else this.hinted.add(ownerId)
     if (this.polling) {
       this.again = true
       return
@@ -408,11 +416,31 @@ export class ChangeWatcher {
     this.timer = null
   }
 
+  /**
+   * The owners one read of the generations covers: after hints that named owners (PostgreSQL's
+   * NOTIFY), those alone, so that the commits arriving during one read are read together in
+   * the next, one statement for the owners they moved rather than for every owner held; every
+   * owner at the interval, after a hint that named none, and at least once an interval even
+   * while hints keep coming (a lost hint costs latency, never a missed change).
+   */
+  private ownersToRead(): string[] {
+    const now = Date.now()
+    const hinted = this.hinted
+    this.hinted = new Set()
+    const all = this.hintedAll || hinted.size === 0 || now - this.lastFullPoll >= this.options.intervalMs
+    this.hintedAll = false
+    if (all) {
+      this.lastFullPoll = now
+      return [...this.byOwner.keys()]
+    }
+    return [...hinted].filter((ownerId) => this.byOwner.has(ownerId))
+  }
+
   private async poll(): Promise<void> {
     this.timer = null
     this.polling = true
     try {
-      const owners = [...this.byOwner.keys()]
+      const owners = this.ownersToRead()
       if (owners.length === 0) return
       const generations = await this.store.ownerGenerations(owners)
       const woken: Woken[] = []

@@ -68,6 +68,44 @@ describe('change watcher', () => {
     assert.equal(watcher.size, 0)
   })
 
+  it('after hints that name owners reads those alone, and every owner at least once an interval', async () => {
+    const fake = fakeGenerations({ a: 1, b: 5, c: 7 })
+    const watcher = new ChangeWatcher(fake.store, { intervalMs: 150, maxWaiters: 10, maxPerHolder: 10 })
+    const deadline = Date.now() + 2_000
+    const a = watcher.hold('s')?.until('a', 1, deadline, never)
+    const b = watcher.hold('s')?.until('b', 5, deadline, never)
+    void watcher.hold('s')?.until('c', 7, deadline, never)
+    watcher.nudge('a')
+    await sleep(5)
+    assert.deepEqual(fake.calls.at(-1), ['a', 'b', 'c'], 'the first read covers every owner')
+    fake.generations.set('b', 6)
+    watcher.nudge('b')
+    // Hints during that read: one read for both owners after it.
+    watcher.nudge('c')
+    watcher.nudge('a')
+    assert.equal(await b, 'changed')
+    await sleep(5)
+    assert.deepEqual(fake.calls.slice(1, 3), [['b'], ['c', 'a']])
+    watcher.nudge('unknown')
+    await sleep(5)
+    assert.equal(fake.calls.length, 3, 'a hint about an owner nobody waits for reads nothing')
+    watcher.nudge(null)
+    await sleep(5)
+    assert.deepEqual(fake.calls.at(-1), ['a', 'c'], 'a hint naming no owner reads every owner')
+    // Hints about `c` alone, every 10 ms for three intervals: every owner is read meanwhile.
+    const from = fake.calls.length
+    for (let i = 0; i < 45; i++) {
+      watcher.nudge('c')
+      await sleep(10)
+    }
+    const full = fake.calls.slice(from).filter((ids) => ids.length === 2).length
+    assert.ok(full >= 2, `${full} reads of every owner during 450 ms of hints, interval 150 ms`)
+    assert.ok(fake.calls.slice(from).length - full > full, 'most reads are of the hinted owner alone')
+    fake.generations.set('a', 2)
+    assert.equal(await a, 'changed', 'woken by a read at the interval without a hint about it')
+    watcher.close()
+  })
+
   it('wakes exactly the waiters whose owner moved', async () => {
     const fake = fakeGenerations({ a: 1, b: 5 })
     const watcher = new ChangeWatcher(fake.store, { intervalMs: 10, maxWaiters: 10, maxPerHolder: 10 })
