@@ -31,6 +31,9 @@ function sameForAnyRequest(res: LightMyRequestResponse): Record<string, unknown>
   const rest: Record<string, unknown> = { ...res.headers }
   delete rest['x-request-id']
   delete rest.date
+  // The rate limit's count and window move from one request to the next; their presence is checked.
+  delete rest['ratelimit-remaining']
+  delete rest['ratelimit-reset']
   return rest
 }
 
@@ -79,7 +82,7 @@ for (const backend of allBackends()) {
       })
       app = await appOver(
         opened.store,
-        { corsOrigins: [ORIGIN], logLevel: 'info', longPollIntervalMs: 100 },
+        { corsOrigins: [ORIGIN], logLevel: 'info', longPollIntervalMs: 100, rateLimitPerMinute: 1000 },
         { level: 'info', stream },
       )
     })
@@ -131,6 +134,8 @@ for (const backend of allBackends()) {
       assert.deepEqual(sameForAnyRequest(answer), sameForAnyRequest(atOnce))
       assert.equal(answer.headers['access-control-allow-origin'], ORIGIN, 'CORS, as configured')
       assert.equal(answer.headers['x-content-type-options'], 'nosniff', 'the security headers')
+      assert.equal(answer.headers['ratelimit-limit'], '1000', 'the rate limit, as configured')
+      assert.match(String(answer.headers['ratelimit-remaining']), /^\d+$/)
       assert.equal(answer.headers['content-length'], String(answer.rawPayload.length))
       assert.match(String(answer.headers['x-request-id']), /\S/)
       assert.notEqual(answer.headers['x-request-id'], atOnce.headers['x-request-id'])
