@@ -118,6 +118,14 @@ interface PageStatements {
   checkpoints: Database.Statement
 }
 
+/**
+ * A page's LIMIT slot. A bare `LIMIT ?` lets SQLite's planner read the bound value, which
+ * marks the statement expired at every bind: each request parsed and planned the page's
+ * statement again (half of its cost: 10.5 against 5.2 us for a root page of 5 rows). The
+ * cast is the same integer, but a value the planner does not read; the plan is the same.
+ */
+const LIMIT_SLOT = 'CAST(? AS INTEGER)'
+
 // Raw rows without folder_id (the same on every row of a page): a third cheaper than
 // letting the driver build an object per row.
 function pageStatements(db: Database.Database, from: string, order: ListingOrder): PageStatements {
@@ -127,14 +135,18 @@ function pageStatements(db: Database.Database, from: string, order: ListingOrder
   // checkpoints carry the sort key after the FolderKey columns
   const checkpointColumns = order === 'name' ? 'name, created_at, id' : 'name, created_at, id, name_key'
   return {
-    forward: db.prepare(`SELECT ${PAGE_COLUMNS} ${from} ${ascending} LIMIT ? OFFSET ?`).raw(),
-    fromEnd: db.prepare(`SELECT ${PAGE_COLUMNS} ${from} ${descending} LIMIT ? OFFSET ?`).raw(),
+    forward: db.prepare(`SELECT ${PAGE_COLUMNS} ${from} ${ascending} LIMIT ${LIMIT_SLOT} OFFSET ?`).raw(),
+    fromEnd: db.prepare(`SELECT ${PAGE_COLUMNS} ${from} ${descending} LIMIT ${LIMIT_SLOT} OFFSET ?`).raw(),
     // A row value comparison: SQLite turns it into a range on the order's index.
     after: db
-      .prepare(`SELECT ${PAGE_COLUMNS} ${from} AND ${key} > ${slots} ${ascending} LIMIT ? OFFSET ?`)
+      .prepare(
+        `SELECT ${PAGE_COLUMNS} ${from} AND ${key} > ${slots} ${ascending} LIMIT ${LIMIT_SLOT} OFFSET ?`,
+      )
       .raw(),
     before: db
-      .prepare(`SELECT ${PAGE_COLUMNS} ${from} AND ${key} < ${slots} ${descending} LIMIT ? OFFSET ?`)
+      .prepare(
+        `SELECT ${PAGE_COLUMNS} ${from} AND ${key} < ${slots} ${descending} LIMIT ${LIMIT_SLOT} OFFSET ?`,
+      )
       .raw(),
     // Numbers the rows in index order and keeps every n-th: one pass over the index entries.
     checkpoints: db
