@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3'
 import type { FolderKey, ListingOrder } from '../store.js'
 import { naturalKey } from '../../ordering/natural-key.js'
+import { limitSlot } from './limit-slot.js'
 
 /**
  * Every SQL statement of SqliteStore (sqlite-store.ts): the per-request ones prepared once
@@ -85,7 +86,7 @@ export function prepareChangeStatements(db: Database.Database): ChangeStatements
              ON f.id = c.folder_id AND f.owner_id = $owner AND f.folder_id IS $parent AND f.is_deleted = 0
           WHERE c.owner_id = $owner AND (c.generation, c.id) > ($generation, $row)
             AND (c.kind = 'owner' OR (c.kind = 'folder' AND c.parent_id IS $parent))
-          ORDER BY c.generation, c.id LIMIT $limit`,
+          ORDER BY c.generation, c.id LIMIT ${limitSlot('$limit')}`,
       )
       .raw(),
   }
@@ -98,6 +99,7 @@ export interface HotStatements {
   sessionUsers: Database.Statement
   liveChildCount: Database.Statement
   rootFolderCount: Database.Statement
+  ownerGenerations: Database.Statement
   pages: Record<ListingOrder, { children: PageStatements; root: PageStatements }>
   /** the live rows of (owner, parent) without a natural sort key, for completion */
   unkeyed: { children: Database.Statement; root: Database.Statement }
@@ -118,6 +120,8 @@ interface PageStatements {
   checkpoints: Database.Statement
 }
 
+const LIMIT_SLOT = limitSlot()
+
 // Raw rows without folder_id (the same on every row of a page): a third cheaper than
 // letting the driver build an object per row.
 function pageStatements(db: Database.Database, from: string, order: ListingOrder): PageStatements {
@@ -127,14 +131,18 @@ function pageStatements(db: Database.Database, from: string, order: ListingOrder
   // checkpoints carry the sort key after the FolderKey columns
   const checkpointColumns = order === 'name' ? 'name, created_at, id' : 'name, created_at, id, name_key'
   return {
-    forward: db.prepare(`SELECT ${PAGE_COLUMNS} ${from} ${ascending} LIMIT ? OFFSET ?`).raw(),
-    fromEnd: db.prepare(`SELECT ${PAGE_COLUMNS} ${from} ${descending} LIMIT ? OFFSET ?`).raw(),
+    forward: db.prepare(`SELECT ${PAGE_COLUMNS} ${from} ${ascending} LIMIT ${LIMIT_SLOT} OFFSET ?`).raw(),
+    fromEnd: db.prepare(`SELECT ${PAGE_COLUMNS} ${from} ${descending} LIMIT ${LIMIT_SLOT} OFFSET ?`).raw(),
     // A row value comparison: SQLite turns it into a range on the order's index.
     after: db
-      .prepare(`SELECT ${PAGE_COLUMNS} ${from} AND ${key} > ${slots} ${ascending} LIMIT ? OFFSET ?`)
+      .prepare(
+        `SELECT ${PAGE_COLUMNS} ${from} AND ${key} > ${slots} ${ascending} LIMIT ${LIMIT_SLOT} OFFSET ?`,
+      )
       .raw(),
     before: db
-      .prepare(`SELECT ${PAGE_COLUMNS} ${from} AND ${key} < ${slots} ${descending} LIMIT ? OFFSET ?`)
+      .prepare(
+        `SELECT ${PAGE_COLUMNS} ${from} AND ${key} < ${slots} ${descending} LIMIT ${LIMIT_SLOT} OFFSET ?`,
+      )
       .raw(),
     // Numbers the rows in index order and keeps every n-th: one pass over the index entries.
     checkpoints: db
@@ -173,6 +181,10 @@ export function prepareHotStatements(db: Database.Database): HotStatements {
       .pluck(),
     // Owner: how many live folders the owner has at the root (no row: no such user).
     rootFolderCount: db.prepare('SELECT root_folder_count FROM users WHERE id = ?').pluck(),
+    // JSON array of owner ids: each existing user's id and listing generation (the feeds' poll).
+    ownerGenerations: db
+      .prepare('SELECT id, listing_generation FROM users WHERE id IN (SELECT value FROM json_each(?))')
+      .raw(),
     pages: {
       name: { children: pageStatements(db, children, 'name'), root: pageStatements(db, root, 'name') },
       name_natural: {
@@ -192,10 +204,6 @@ export function prepareHotStatements(db: Database.Database): HotStatements {
   }
 }
 
-/** JSON array of owner ids: each existing user's id and current listing generation. */
-export const OWNER_GENERATIONS =
-  'SELECT id, listing_generation FROM users WHERE id IN (SELECT value FROM json_each(?))'
-
 /** Empties replaced_rows, whose notes live for one statement only. */
 export const CLEAR_REPLACED_ROWS = 'DELETE FROM replaced_rows'
 
@@ -206,7 +214,7 @@ export const CLEAR_REPLACED_ROWS = 'DELETE FROM replaced_rows'
  */
 export const PRUNABLE_CHANGES = `SELECT c.owner_id, c.generation, c.id FROM users AS u
    JOIN folder_changes AS c ON c.owner_id = u.id AND c.generation < min(?, u.listing_generation)
-  WHERE u.id >= ? ORDER BY u.id, c.generation, c.id LIMIT ?`
+  WHERE u.id >= ? ORDER BY u.id, c.generation, c.id LIMIT ${limitSlot()}`
 
 /** Owner, generation, id: deletes one log row. */
 export const DELETE_CHANGE = 'DELETE FROM folder_changes WHERE owner_id = ? AND generation = ? AND id = ?'

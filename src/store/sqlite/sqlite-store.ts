@@ -44,7 +44,6 @@ import {
   LIVE_FOLDER_OWNER,
   MARK_FOLDER_DELETED,
   MOVE_FOLDER,
-  OWNER_GENERATIONS,
   PARENT_INSIDE,
   PING,
   prepareChangeStatements,
@@ -274,10 +273,7 @@ export class SqliteStore implements Store {
 
   ownerGenerations(ownerIds: readonly string[]): Promise<Map<string, number>> {
     return this.run(() => {
-      const rows = this.db.prepare(OWNER_GENERATIONS).raw().all(JSON.stringify(ownerIds)) as [
-        id: string,
-        generation: number,
-      ][]
+      const rows = this.q.ownerGenerations.all(JSON.stringify(ownerIds)) as [id: string, generation: number][]
       return new Map(rows)
     })
   }

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3'
 import type { ChangePosition, FolderRow, OwnerInfo, TreeQuery, TreeResult } from '../store.js'
 import { ALL_ROWS } from '../store.js'
+import { limitSlot } from './limit-slot.js'
 import { treeAnswer } from '../tree-answer.js'
 import { readNow, type ChildAt, type FolderHistory, type LoggedRow, type TreeRead } from '../tree-reads.js'
 
@@ -15,7 +16,7 @@ import { readNow, type ChildAt, type FolderHistory, type LoggedRow, type TreeRea
 const LOG = `
   SELECT generation, id, kind, parent_id, folder_id FROM folder_changes
    WHERE owner_id = $owner AND (generation, id) > ($generation, $row) AND kind IN ('folder', 'owner')
-   ORDER BY generation, id LIMIT $limit`
+   ORDER BY generation, id LIMIT ${limitSlot('$limit')}`
 
 /** A folder's first log row after a position (index folder_changes_by_folder). */
 const FIRST_AFTER = `
@@ -43,7 +44,7 @@ const UNCHANGED_CHILDREN = `
      AND NOT EXISTS (SELECT 1 FROM folder_changes AS c
                       WHERE c.owner_id = $owner AND c.kind = 'folder' AND c.folder_id = f.id
                         AND (c.generation, c.id) > ($generation, $row))
-   ORDER BY f.id LIMIT $limit`
+   ORDER BY f.id LIMIT ${limitSlot('$limit')}`
 
 /**
  * The children of a parent at a position that changed since: an old state after the
@@ -57,7 +58,7 @@ const CHANGED_CHILDREN = `
                       WHERE e.owner_id = $owner AND e.kind = 'folder' AND e.folder_id = c.folder_id
                         AND (e.generation, e.id) > ($generation, $row)
                         AND (e.generation, e.id) < (c.generation, c.id))
-   ORDER BY c.folder_id LIMIT $limit`
+   ORDER BY c.folder_id LIMIT ${limitSlot('$limit')}`
 
 interface OwnerRow extends OwnerInfo {
   listing_generation: number
