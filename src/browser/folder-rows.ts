@@ -25,7 +25,9 @@ export function focusedRow(list: HTMLElement): string | null {
 
 /**
  * Replaces the rows (`empty` is shown when there are none). A row that held the focus keeps
- * it when it is still listed; otherwise its place in the list does.
+ * it when it is still listed; otherwise its place in the list does. The line of an empty
+ * list counts as the first place: a list that held the focus keeps it whether rows come or
+ * go, rather than letting it fall to the page's body.
  */
 export function renderRows(
   list: HTMLElement,
@@ -35,6 +37,7 @@ export function renderRows(
 ): void {
   const focused = focusedRow(list)
   const focusedIndex = focused === null ? -1 : rowLinks(list).findIndex((a) => a.dataset.id === focused)
+  const held = focused !== null || emptyLineFocused(list)
   list.replaceChildren(
     ...folders.map((folder) => {
       const li = document.createElement('li')
@@ -63,6 +66,7 @@ export function renderRows(
     // Focusable by script (not a tab stop): where the focus goes when an empty folder opens.
     li.tabIndex = -1
     list.append(li)
+    if (held) li.focus({ preventScroll: true })
     return
   }
   const links = rowLinks(list)
@@ -70,7 +74,13 @@ export function renderRows(
   const current = kept ?? links[Math.min(Math.max(focusedIndex, 0), links.length - 1)]
   if (current !== undefined) makeCurrent(list, current)
   // In place: the row keeps the focus without scrolling the page to it.
-  if (focused !== null) current?.focus({ preventScroll: true })
+  if (held) current?.focus({ preventScroll: true })
+}
+
+/** Whether the focus is on the line an empty `list` shows. */
+function emptyLineFocused(list: HTMLElement): boolean {
+  const active = document.activeElement
+  return active instanceof HTMLLIElement && active.classList.contains('empty') && list.contains(active)
 }
 
 /**

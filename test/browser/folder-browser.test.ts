@@ -584,6 +584,34 @@ for (const backend of allBackends()) {
       )
     })
 
+    it('an open empty folder keeps the focus in its list while a folder comes and goes', async () => {
+      await page.goto(`${served.service.base}/`)
+      await waitForListed(page, 'Music')
+      const music = await page.locator('#folders a:text-is("Music")').getAttribute('data-id')
+      assert.ok(music !== null)
+      await page.locator('#folders a:text-is("Music")').focus()
+      await page.keyboard.press('Enter')
+      await eventually(
+        async () => (await focused(page)) === 'No folders here.',
+        'the focus on the empty line',
+      )
+      const raw = await openRawSql(served.url)
+      try {
+        const id = randomUUID()
+        await insertLiveFolder(raw, { id, name: 'Song', parent: music, owner: DEMO_USER_ID, at: Date.now() })
+        await waitForListed(page, 'Song')
+        await eventually(async () => (await focused(page)) === 'Song', 'the focus on the new row')
+        await raw.run(`UPDATE folders SET is_deleted = ${raw.true} WHERE id = ?`, id)
+        await page.locator('#folders li.empty').waitFor()
+        await eventually(
+          async () => (await focused(page)) === 'No folders here.',
+          'the focus back on the empty line',
+        )
+      } finally {
+        await raw.close()
+      }
+    })
+
     it('the pager stays in place from page to page; a long name stays one line, whole in its title', async () => {
       const jumpX = async () => (await page.locator('#pager-top .jump').boundingBox())?.x
       await page.goto(`${served.service.base}/#in=${PROJECTS}&limit=10`)
