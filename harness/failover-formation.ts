@@ -48,6 +48,17 @@ export function primaryNode(): { name: string; port: number } | null {
   return { name, port: Number(port) }
 }
 
+/**
+ * The monitor's events from `since` (Date.now() time) on, a line each: when, which node,
+ * its reported and goal states, its LSN and why. What the formation did, for a test's
+ * message when the database itself lost an acknowledged write.
+ */
+export function formationEvents(since: number): string {
+  return monitorSql(
+    `SELECT to_char(eventtime, 'HH24:MI:SS.MS') || ' ' || nodename || ' ' || reportedstate || '/' || goalstate || ' ' || reportedlsn || ' ' || description FROM pgautofailover.event WHERE eventtime >= to_timestamp(${since} / 1000.0) ORDER BY eventid`,
+  )
+}
+
 /** True once the monitor sees one primary and two secondaries again. */
 export function formationHealthy(): boolean {
   const states = monitorSql(
@@ -108,6 +119,34 @@ async function primaryUrl(url: string): Promise<string> {
 /** `url` (one host or several) with its database replaced by `database`. */
 function onDatabase(url: string, database: string): string {
   return url.replace(/\/[^/?]*(\?|$)/, `/${database}$1`)
+}
+
+/**
+ * The folder names under `parentId` as the primary the monitor names holds them, read by
+ * one connection to that node alone, without TLS (the formation has none), not through the
+ * host list: a restarted old primary may accept connections for a moment before its keeper
+ * demotes it. Waits up to 30 s for a primary.
+ */
+export async function primaryFolderNames(url: string, parentId: string): Promise<Set<string>> {
+  const deadline = Date.now() + 30_000
+  let node = primaryNode()
+  while (node === null && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    node = primaryNode()
+  }
+  if (node === null) throw new Error('no primary to read the folders from')
+  const single = url.replace(/@[^/]*\//, `@127.0.0.1:${node.port}/`).replace(/\?.*$/, '')
+  const client = new pg.Client({ connectionString: single, connectionTimeoutMillis: 5000 })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ name: string }>(
+      'SELECT name FROM folders WHERE folder_id = $1 AND NOT is_deleted',
+      [parentId],
+    )
+    return new Set(rows.map((row) => row.name))
+  } finally {
+    await client.end()
+  }
 }
 
 /** A fresh database on the formation: its multi-host URL, and a drop for the end. */
