@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import { Writable } from 'node:stream'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { validateImport } from '../../src/import/validate-import.js'
 import { beginDraining } from '../../src/http/plugins/drain.js'
 import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
 import { allBackends } from '../helpers/databases/backends.js'
+import { seedOwner } from '../helpers/fixtures/seed-owner.js'
 import { uuid } from '../helpers/fixtures/ids.js'
 import { appOver } from '../helpers/apps/test-app.js'
 
@@ -60,19 +60,15 @@ for (const backend of allBackends()) {
 
     before(async () => {
       opened = await backend.open()
-      await opened.store.importData(
-        validateImport(
-          {
-            users: [{ id: OWNER, username: 'woken' }],
-            sessions: [{ id: SESSION, user_id: OWNER }],
-            folders: [
-              { id: ROOT, name: 'root', owner_id: OWNER },
-              { id: CHILD, name: 'child', folder_id: ROOT, owner_id: OWNER },
-            ],
-          },
-          Date.now(),
-        ),
-      )
+      await seedOwner(opened.store, {
+        owner: OWNER,
+        username: 'woken',
+        sessions: [SESSION],
+        folders: [
+          { id: ROOT, name: 'root' },
+          { id: CHILD, name: 'child', folder_id: ROOT },
+        ],
+      })
       sql = await openRawSql(opened.url)
       const stream = new Writable({
         write(chunk: Buffer, _encoding, done) {

@@ -3,8 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
-import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends } from '../helpers/databases/backends.js'
+import { seedOwner } from '../helpers/fixtures/seed-owner.js'
 import { uuid } from '../helpers/fixtures/ids.js'
 import { appOver } from '../helpers/apps/test-app.js'
 
@@ -40,16 +40,12 @@ for (const backend of allBackends()) {
 
     before(async () => {
       opened = await backend.open()
-      await opened.store.importData(
-        validateImport(
-          {
-            users: [{ id: OWNER, username: 'held' }],
-            sessions: [{ id: SESSION, user_id: OWNER }],
-            folders: [{ id: ROOT, name: 'root', owner_id: OWNER }],
-          },
-          Date.now(),
-        ),
-      )
+      await seedOwner(opened.store, {
+        owner: OWNER,
+        username: 'held',
+        sessions: [SESSION],
+        folders: [{ id: ROOT, name: 'root' }],
+      })
       app = await appOver(opened.store, {
         longPollMaxWaiters: MANY,
         longPollMaxPerSession: MANY,

@@ -6,6 +6,7 @@ import { validateImport } from '../../src/import/validate-import.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
 import { sqliteBackend, TEST_SETTINGS } from '../helpers/databases/backends.js'
+import { seedOwner } from '../helpers/fixtures/seed-owner.js'
 import { appOver, listBody, request } from '../helpers/apps/test-app.js'
 import { uuid } from '../helpers/fixtures/ids.js'
 import { ALICE as OWNER, ALICE_SESSION as SESSION } from '../helpers/fixtures/users.js'
@@ -32,24 +33,16 @@ describe('listing cache over SQLite', () => {
 
   before(async () => {
     opened = await sqliteBackend.open()
-    await opened.store.importData(
-      validateImport(
-        {
-          users: [{ id: OWNER, username: 'alice' }],
-          sessions: [{ id: SESSION, user_id: OWNER }],
-          folders: [
-            { id: PARENT, name: 'Parent', owner_id: OWNER },
-            ...['a', 'b', 'c'].map((name, i) => ({
-              id: uuid('ca100000', i),
-              name,
-              folder_id: PARENT,
-              owner_id: OWNER,
-            })),
-          ],
-        },
-        now,
-      ),
-    )
+    await seedOwner(opened.store, {
+      owner: OWNER,
+      username: 'alice',
+      sessions: [SESSION],
+      folders: [
+        { id: PARENT, name: 'Parent' },
+        ...['a', 'b', 'c'].map((name, i) => ({ id: uuid('ca100000', i), name, folder_id: PARENT })),
+      ],
+      at: now,
+    })
     app = await appOver(opened.store)
     other = await openStore({ ...TEST_SETTINGS, databaseUrl: opened.url })
   })

@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto'
 import type { Socket } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
-import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends } from '../helpers/databases/backends.js'
+import { seedOwner } from '../helpers/fixtures/seed-owner.js'
 import { openEventStream, type OpenedStream } from '../helpers/http/event-stream-client.js'
 import { uuid } from '../helpers/fixtures/ids.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
@@ -34,24 +34,19 @@ for (const backend of allBackends()) {
 
     before(async () => {
       opened = await backend.open()
-      await opened.store.importData(
-        validateImport(
-          {
-            users: [{ id: OWNER, username: 'corked' }],
-            sessions: [{ id: SESSION, user_id: OWNER }],
-            folders: [
-              { id: ROOT, name: 'root', owner_id: OWNER },
-              ...Array.from({ length: CHILDREN }, (_, i) => ({
-                id: childOf(i),
-                name: `child ${i}`,
-                owner_id: OWNER,
-                folder_id: ROOT,
-              })),
-            ],
-          },
-          Date.now(),
-        ),
-      )
+      await seedOwner(opened.store, {
+        owner: OWNER,
+        username: 'corked',
+        sessions: [SESSION],
+        folders: [
+          { id: ROOT, name: 'root' },
+          ...Array.from({ length: CHILDREN }, (_, i) => ({
+            id: childOf(i),
+            name: `child ${i}`,
+            folder_id: ROOT,
+          })),
+        ],
+      })
       sql = await openRawSql(opened.url)
       app = await appOver(opened.store, { longPollIntervalMs: 100, eventStream: { heartbeatMs: 60_000 } })
       app.server.on('connection', (socket: Socket) => {

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
-import { validateImport } from '../../src/import/validate-import.js'
 import { allBackends } from '../helpers/databases/backends.js'
+import { seedOwner } from '../helpers/fixtures/seed-owner.js'
 import { openEventStream, type OpenedStream } from '../helpers/http/event-stream-client.js'
 import { uuid } from '../helpers/fixtures/ids.js'
 import { countingCalls } from '../helpers/apps/counting-store.js'
@@ -34,16 +34,12 @@ for (const backend of allBackends()) {
 
     before(async () => {
       opened = await backend.open()
-      await opened.store.importData(
-        validateImport(
-          {
-            users: [{ id: OWNER, username: 'fan-out' }],
-            sessions: Array.from({ length: FOLLOWERS }, (_, i) => ({ id: sessionOf(i), user_id: OWNER })),
-            folders: [{ id: ROOT, name: 'root', owner_id: OWNER }],
-          },
-          Date.now(),
-        ),
-      )
+      await seedOwner(opened.store, {
+        owner: OWNER,
+        username: 'fan-out',
+        sessions: Array.from({ length: FOLLOWERS }, (_, i) => sessionOf(i)),
+        folders: [{ id: ROOT, name: 'root' }],
+      })
       sql = await openRawSql(opened.url)
       counted = countingCalls(opened.store, 'readTree')
       batches = countingCalls(counted.store, 'findSessionUsers')

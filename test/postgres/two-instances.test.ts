@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
-import { validateImport } from '../../src/import/validate-import.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
 import { postgresBackend, TEST_SETTINGS } from '../helpers/databases/backends.js'
+import { seedOwner } from '../helpers/fixtures/seed-owner.js'
 import { appOver, listBody, request } from '../helpers/apps/test-app.js'
 import { uuid } from '../helpers/fixtures/ids.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
@@ -40,16 +40,13 @@ describe('postgres: two instances on one database', { skip: postgresBackend.skip
 
   before(async () => {
     opened = await postgresBackend.open()
-    await opened.store.importData(
-      validateImport(
-        {
-          users: [{ id: OWNER, username: 'scaled' }],
-          sessions: [{ id: SESSION, user_id: OWNER }],
-          folders: ROOT_NAMES.map((name, i) => ({ id: rootId(i), name, owner_id: OWNER })),
-        },
-        T0,
-      ),
-    )
+    await seedOwner(opened.store, {
+      owner: OWNER,
+      username: 'scaled',
+      sessions: [SESSION],
+      folders: ROOT_NAMES.map((name, i) => ({ id: rootId(i), name })),
+      at: T0,
+    })
     storeB = await openStore({ ...TEST_SETTINGS, databaseUrl: opened.url })
     appA = await appOver(opened.store)
     appB = await appOver(storeB)
