@@ -28,8 +28,6 @@ import type { ParameterRules } from '../../schemas/parameter-rules.js'
  */
 
 interface FeedStream<B extends FeedBody> {
-  /** the first answer, read before the stream started (its problems were ordinary answers) */
-  first: B
   /** the request but its cursor, as text: streams with the same one read alike (stream-reads.ts) */
   key: string
   /**
@@ -81,7 +79,12 @@ class FeedFollower<B extends FeedBody> implements FrameSource, Wakeable, GroupRe
   /** the user as last checked: its listing generation tells the feed where the present is */
   user: SessionUser
   behind: boolean
-  private started = false
+  /**
+   * The first answer, read before the stream started (its problems were ordinary answers),
+   * until it is sent: then let go, with its text and frame (kept per body), since a catch-up's
+   * first answer may be a page of up to `limit` changes and the stream lives for minutes.
+   */
+  private first: B | null
   private stopped = false
   /** the watcher's record while parked */
   private parked: Parked | null = null
@@ -94,11 +97,13 @@ class FeedFollower<B extends FeedBody> implements FrameSource, Wakeable, GroupRe
 
   constructor(
     private readonly request: FastifyRequest,
+    first: B,
     private readonly feed: FeedStream<B>,
   ) {
-    this.cursor = feed.first.cursor
+    this.first = first
+    this.cursor = first.cursor
     this.user = request.sessionUser
-    this.behind = feed.first.has_more
+    this.behind = first.has_more
   }
 
   get queryKey(): string {
@@ -116,9 +121,10 @@ class FeedFollower<B extends FeedBody> implements FrameSource, Wakeable, GroupRe
   next(control: StreamControl, deliver: (step: NextFrame) => void): void {
     this.control = control
     this.deliver = deliver
-    if (this.started) return this.read(null)
-    this.started = true
-    deliver(changesStep(this.feed.first, this.feed.serialize))
+    const first = this.first
+    if (first === null) return this.read(null)
+    this.first = null
+    deliver(changesStep(first, this.feed.serialize))
   }
 
   stop(): void {
@@ -225,7 +231,8 @@ export interface FollowedStream<R extends FeedRequest, B extends FeedBody> {
   serialize: (body: B) => string
   /** the route's grouped reads (stream-reads.ts) */
   reads: StreamReads<B>
-  draining(): boolean
+  /** a function of its own (it is handed on, not called on this object) */
+  draining: () => boolean
   options: EventStreamOptions
 }
 
@@ -264,8 +271,7 @@ export async function followAsStream<R extends FeedRequest, B extends FeedBody>(
       }
       throw feedProblem(first, rules)
     }
-    const follower = new FeedFollower<B>(request, {
-      first: first.body,
+    const follower = new FeedFollower<B>(request, first.body, {
       key: queryKey(asked),
       // Not async: a stream reads through here at every wake.
       step(user, after, last, wokenAt) {
@@ -280,7 +286,7 @@ export async function followAsStream<R extends FeedRequest, B extends FeedBody>(
       session,
       hold,
       reads: stream.reads,
-      draining: () => stream.draining(),
+      draining: stream.draining,
       options: stream.options,
     })
     streamEvents(request, reply, follower, stream.options)
