@@ -2,6 +2,8 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ChangeWatcher, WAKE_SLICE, type WaitEnd } from '../../src/feed/watcher.js'
 import { SHARED_READ_MS, SharedReads } from '../../src/feed/shared-reads.js'
+import { SessionLookups } from '../../src/http/feeds/session-lookups.js'
+import type { SessionUser } from '../../src/store/store.js'
 
 /**
  * A wake of many followers in slices of the event loop, and the reads the followers of one
@@ -51,6 +53,61 @@ describe('a wake in slices', () => {
     assert.ok(perTurn.length >= 4, `turns: ${perTurn.join(', ')}`)
     for (const n of perTurn) assert.ok(n <= WAKE_SLICE, `${n} followers woken in one turn`)
     watcher.close()
+  })
+})
+
+describe('the session checks after a wake', () => {
+  it('answers at most WAKE_SLICE sessions in one turn of the loop, each its own, in order', async () => {
+    const userOf = (id: string): SessionUser => ({
+      id: `user of ${id}`,
+      username: id,
+      avatar_url: null,
+      is_suspended: false,
+      generation: 1,
+    })
+    let statements = 0
+    const lookups = new SessionLookups({
+      findSessionUser: (id) => {
+        statements++
+        return Promise.resolve(userOf(id))
+      },
+      findSessionUsers: (ids) => {
+        statements++
+        return Promise.resolve(ids.map(userOf))
+      },
+    })
+    // Asked in one turn, as the followers of one shared read ask: lone sessions and a group.
+    const total = 3 * WAKE_SLICE + 7
+    const ids = Array.from({ length: total }, (_, i) => `s${i}`)
+    let turn = 0
+    let ticking = true
+    const tick = () => {
+      turn++
+      if (ticking) setImmediate(tick)
+    }
+    setImmediate(tick)
+    const answeredIn: number[] = []
+    const group = lookups.findAll(ids.slice(0, 10)).then((users) => {
+      answeredIn.push(...users.map(() => turn))
+      return users
+    })
+    const lone = ids.slice(10).map((id) =>
+      lookups.find(id).then((user) => {
+        answeredIn.push(turn)
+        return user
+      }),
+    )
+    const users = [...(await group), ...(await Promise.all(lone))]
+    ticking = false
+    assert.deepEqual(
+      users.map((user) => user?.id),
+      ids.map((id) => `user of ${id}`),
+    )
+    assert.ok(statements <= Math.ceil(total / 256) + 1, `${statements} statements`)
+    const perTurn = new Map<number, number>()
+    for (const at of answeredIn) perTurn.set(at, (perTurn.get(at) ?? 0) + 1)
+    assert.ok(perTurn.size >= 4, `answered in turns: ${[...perTurn.values()].join(', ')}`)
+    for (const n of perTurn.values()) assert.ok(n <= WAKE_SLICE, `${n} sessions answered in one turn`)
   })
 })
 
