@@ -3,6 +3,8 @@ import { describe, it } from 'node:test'
 import { ChangeWatcher, WAKE_SLICE, type WaitEnd } from '../../src/feed/watcher.js'
 import { SHARED_READ_MS, SharedReads } from '../../src/feed/shared-reads.js'
 import { SessionLookups } from '../../src/http/feeds/session-lookups.js'
+import { beatEvery } from '../../src/http/feeds/heartbeats.js'
+import type { ServerResponse } from 'node:http'
 import type { SessionUser } from '../../src/store/store.js'
 
 /**
@@ -108,6 +110,35 @@ describe('the session checks after a wake', () => {
     for (const at of answeredIn) perTurn.set(at, (perTurn.get(at) ?? 0) + 1)
     assert.ok(perTurn.size >= 4, `answered in turns: ${[...perTurn.values()].join(', ')}`)
     for (const n of perTurn.values()) assert.ok(n <= WAKE_SLICE, `${n} sessions answered in one turn`)
+  })
+})
+
+describe('the heartbeat of many streams', () => {
+  it('writes at most WAKE_SLICE streams in one turn of the loop, each once, none that ended', async () => {
+    const total = 3 * WAKE_SLICE + 7
+    let turn = 0
+    let ticking = true
+    const tick = () => {
+      turn++
+      if (ticking) setImmediate(tick)
+    }
+    const beatIn: number[][] = Array.from({ length: total }, () => [])
+    const streams = beatIn.map((turns) => ({ write: () => turns.push(turn) }) as unknown as ServerResponse)
+    const stops = streams.map((stream) => beatEvery(30, stream))
+    setImmediate(tick)
+    // The last stream ends while the first slice is written.
+    const firstWritten = () => (beatIn[0]?.length ?? 0) > 0
+    while (!firstWritten()) await new Promise((resolve) => setImmediate(resolve))
+    stops[total - 1]?.()
+    while ((beatIn[total - 2]?.length ?? 0) === 0) await new Promise((resolve) => setImmediate(resolve))
+    for (const stop of stops.slice(0, total - 1)) stop()
+    ticking = false
+    assert.deepEqual(beatIn[total - 1], [], 'the stream that ended got no beat')
+    for (const turns of beatIn.slice(0, total - 1)) assert.equal(turns.length, 1)
+    const perTurn = new Map<number, number>()
+    for (const [at] of beatIn.slice(0, total - 1)) perTurn.set(at ?? -1, (perTurn.get(at ?? -1) ?? 0) + 1)
+    assert.ok(perTurn.size >= 4, `beats in turns: ${[...perTurn.values()].join(', ')}`)
+    for (const n of perTurn.values()) assert.ok(n <= WAKE_SLICE, `${n} streams beaten in one turn`)
   })
 })
 
