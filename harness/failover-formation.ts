@@ -101,9 +101,16 @@ export function crashPrimary(): string {
   return node.name
 }
 
-/** Starts a node's keeper again (it rejoins as a secondary). */
+/**
+ * Starts a node's keeper again (it rejoins as a secondary), in the formation's directory as
+ * .ci/postgres-failover.sh starts them: a keeper started here would keep this checkout as its
+ * working directory, and once the checkout is removed it can no longer restart its postgres,
+ * so the kept formation's next switchover fails.
+ */
 export function restartNode(name: string): void {
-  asPostgres(`setsid nohup pg_autoctl run --pgdata ${DIR}/${name} >>${DIR}/${name}.log 2>&1 </dev/null &`)
+  asPostgres(
+    `cd ${DIR} && setsid nohup pg_autoctl run --pgdata ${DIR}/${name} >>${DIR}/${name}.log 2>&1 </dev/null &`,
+  )
 }
 
 /** The single-host URL of the formation's primary now. */
