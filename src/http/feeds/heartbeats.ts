@@ -20,7 +20,11 @@ interface Beat {
 const beats = new Map<number, Beat>()
 
 /** Writes the beat to `due` from `from` on, a slice a turn; a stream that ended meanwhile is skipped. */
-function beatInSlices(streams: ReadonlySet<ServerResponse>, due: readonly ServerResponse[], from: number): void {
+function beatInSlices(
+  streams: ReadonlySet<ServerResponse>,
+  due: readonly ServerResponse[],
+  from: number,
+): void {
   const to = Math.min(due.length, from + WAKE_SLICE)
   for (let i = from; i < to; i++) {
     const stream = due[i] as ServerResponse
