@@ -105,11 +105,12 @@ export function crashPrimary(): string {
  * Starts a node's keeper again (it rejoins as a secondary), in the formation's directory as
  * .ci/postgres-failover.sh starts them: a keeper started here would keep this checkout as its
  * working directory, and once the checkout is removed it can no longer restart its postgres,
- * so the kept formation's next switchover fails.
+ * so the kept formation's next switchover fails. (`cd X && keeper &` would put the `cd` in the
+ * background too, in a shell that holds this call's output pipe open for the keeper's life.)
  */
 export function restartNode(name: string): void {
   asPostgres(
-    `cd ${DIR} && setsid nohup pg_autoctl run --pgdata ${DIR}/${name} >>${DIR}/${name}.log 2>&1 </dev/null &`,
+    `cd ${DIR} || exit 1; setsid nohup pg_autoctl run --pgdata ${DIR}/${name} >>${DIR}/${name}.log 2>&1 </dev/null &`,
   )
 }
 
