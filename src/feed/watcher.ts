@@ -1,4 +1,5 @@
 import type { ChangeSignals, ServingStore } from '../store/store.js'
+import { inTurnSlices } from './turn-slices.js'
 
 /**
  * The process's one watcher of owners' listing generations, for held (long-poll) requests of
@@ -88,15 +89,6 @@ interface Woken {
   waiter: Waiter
   generation: number | null
 }
-
-/**
- * Waiters woken in one turn of the event loop at most: what each does next (its shared read,
- * its session check, its write) runs in that turn, so a wake of 10,000 followers is many
- * short turns, between which timers, other requests and the sockets' writes go on, rather
- * than one stall of the loop as long as the whole wake. 64 rather than 256: the same CPU a
- * delivery, a shorter longest turn (docs/performance.md "Fan-out").
- */
-export const WAKE_SLICE = 64
 
 /**
  * After a sweep, the next comes no sooner than this: a parked wait may end this much after
@@ -295,21 +287,11 @@ export class ChangeWatcher {
    */
   private wake(woken: readonly Woken[], end: 'changed' | 'session'): void {
     for (const { waiter } of woken) this.unregister(waiter)
-    this.wakeInSlices(woken, 0, end)
-  }
-
-  /**
-   * Wakes `woken` from `from`, {@link WAKE_SLICE} in this turn and the rest in later turns.
-   * A record ended meanwhile (its client left) is skipped.
-   */
-  private wakeInSlices(woken: readonly Woken[], from: number, end: 'changed' | 'session'): void {
-    const to = Math.min(woken.length, from + WAKE_SLICE)
-    for (let i = from; i < to; i++) {
-      const { waiter, generation } = woken[i] as Woken
+    // A record whose client left while it waited for its slice departs instead.
+    inTurnSlices(woken, ({ waiter, generation }) => {
       if (waiter.client?.destroyed === true) this.depart(waiter)
       else this.settle(waiter, end, generation)
-    }
-    if (to < woken.length) setImmediate(() => this.wakeInSlices(woken, to, end))
+    })
   }
 
   private register(waiter: Waiter): void {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { ChangeWatcher, WAKE_SLICE, type WaitEnd } from '../../src/feed/watcher.js'
+import { ChangeWatcher, type WaitEnd } from '../../src/feed/watcher.js'
+import { WAKE_SLICE } from '../../src/feed/turn-slices.js'
 import { SHARED_READ_MS, SharedReads } from '../../src/feed/shared-reads.js'
 import { SessionLookups } from '../../src/http/feeds/session-lookups.js'
 import { beatEvery } from '../../src/http/feeds/heartbeats.js'
@@ -58,6 +59,32 @@ describe('a wake in slices', () => {
   })
 })
 
+/** Counts the turns of the event loop (a setImmediate callback each) until stopped. */
+function countTurns(): { readonly turn: number; stop(): void } {
+  const counted = { turn: 0, running: true }
+  const tick = () => {
+    counted.turn++
+    if (counted.running) setImmediate(tick)
+  }
+  setImmediate(tick)
+  return {
+    get turn() {
+      return counted.turn
+    },
+    stop: () => {
+      counted.running = false
+    },
+  }
+}
+
+/** Asserts that `turns` (the turn each item was served in) spread over 4 turns or more, WAKE_SLICE a turn at most. */
+function assertSliced(turns: readonly number[], what: string): void {
+  const perTurn = new Map<number, number>()
+  for (const at of turns) perTurn.set(at, (perTurn.get(at) ?? 0) + 1)
+  assert.ok(perTurn.size >= 4, `${what} in turns: ${[...perTurn.values()].join(', ')}`)
+  for (const n of perTurn.values()) assert.ok(n <= WAKE_SLICE, `${n} ${what} in one turn`)
+}
+
 describe('the session checks after a wake', () => {
   it('answers at most WAKE_SLICE sessions in one turn of the loop, each its own, in order', async () => {
     const userOf = (id: string): SessionUser => ({
@@ -81,64 +108,51 @@ describe('the session checks after a wake', () => {
     // Asked in one turn, as the followers of one shared read ask: lone sessions and a group.
     const total = 3 * WAKE_SLICE + 7
     const ids = Array.from({ length: total }, (_, i) => `s${i}`)
-    let turn = 0
-    let ticking = true
-    const tick = () => {
-      turn++
-      if (ticking) setImmediate(tick)
-    }
-    setImmediate(tick)
+    const turns = countTurns()
     const answeredIn: number[] = []
     const group = lookups.findAll(ids.slice(0, 10)).then((users) => {
-      answeredIn.push(...users.map(() => turn))
+      answeredIn.push(...users.map(() => turns.turn))
       return users
     })
     const lone = ids.slice(10).map((id) =>
       lookups.find(id).then((user) => {
-        answeredIn.push(turn)
+        answeredIn.push(turns.turn)
         return user
       }),
     )
     const users = [...(await group), ...(await Promise.all(lone))]
-    ticking = false
+    turns.stop()
     assert.deepEqual(
       users.map((user) => user?.id),
       ids.map((id) => `user of ${id}`),
     )
     assert.ok(statements <= Math.ceil(total / 256) + 1, `${statements} statements`)
-    const perTurn = new Map<number, number>()
-    for (const at of answeredIn) perTurn.set(at, (perTurn.get(at) ?? 0) + 1)
-    assert.ok(perTurn.size >= 4, `answered in turns: ${[...perTurn.values()].join(', ')}`)
-    for (const n of perTurn.values()) assert.ok(n <= WAKE_SLICE, `${n} sessions answered in one turn`)
+    assertSliced(answeredIn, 'sessions answered')
   })
 })
 
 describe('the heartbeat of many streams', () => {
   it('writes at most WAKE_SLICE streams in one turn of the loop, each once, none that ended', async () => {
     const total = 3 * WAKE_SLICE + 7
-    let turn = 0
-    let ticking = true
-    const tick = () => {
-      turn++
-      if (ticking) setImmediate(tick)
-    }
+    const turns = countTurns()
     const beatIn: number[][] = Array.from({ length: total }, () => [])
-    const streams = beatIn.map((turns) => ({ write: () => turns.push(turn) }) as unknown as ServerResponse)
+    const streams = beatIn.map(
+      (beats) => ({ write: () => beats.push(turns.turn) }) as unknown as ServerResponse,
+    )
     const stops = streams.map((stream) => beatEvery(30, stream))
-    setImmediate(tick)
     // The last stream ends while the first slice is written.
     const firstWritten = () => (beatIn[0]?.length ?? 0) > 0
     while (!firstWritten()) await new Promise((resolve) => setImmediate(resolve))
     stops[total - 1]?.()
     while ((beatIn[total - 2]?.length ?? 0) === 0) await new Promise((resolve) => setImmediate(resolve))
     for (const stop of stops.slice(0, total - 1)) stop()
-    ticking = false
+    turns.stop()
     assert.deepEqual(beatIn[total - 1], [], 'the stream that ended got no beat')
-    for (const turns of beatIn.slice(0, total - 1)) assert.equal(turns.length, 1)
-    const perTurn = new Map<number, number>()
-    for (const [at] of beatIn.slice(0, total - 1)) perTurn.set(at ?? -1, (perTurn.get(at ?? -1) ?? 0) + 1)
-    assert.ok(perTurn.size >= 4, `beats in turns: ${[...perTurn.values()].join(', ')}`)
-    for (const n of perTurn.values()) assert.ok(n <= WAKE_SLICE, `${n} streams beaten in one turn`)
+    for (const beats of beatIn.slice(0, total - 1)) assert.equal(beats.length, 1)
+    assertSliced(
+      beatIn.slice(0, total - 1).map(([at]) => at ?? -1),
+      'streams beaten',
+    )
   })
 })
 

@@ -1,12 +1,12 @@
 import type { ServerResponse } from 'node:http'
-import { WAKE_SLICE } from '../../feed/watcher.js'
+import { inTurnSlices } from '../../feed/turn-slices.js'
 
 /**
  * The heartbeats of the process's event streams: one timer per interval for every stream
  * that uses it, not one per stream (10,000 idle streams are one timer, not 10,000). A
  * stream's first comment line comes within one interval of its start, then one every
  * interval. With no stream registered there is no timer. A beat is written
- * {@link WAKE_SLICE} streams a turn of the event loop, as a wake is: 10,000 streams written
+ * a slice a turn of the event loop (feed/turn-slices.ts), as a wake is: 10,000 streams written
  * at once held the loop for a quarter of a second (a CPU profile of 10,000 followers).
  */
 
@@ -19,18 +19,11 @@ interface Beat {
 
 const beats = new Map<number, Beat>()
 
-/** Writes the beat to `due` from `from` on, a slice a turn; a stream that ended meanwhile is skipped. */
-function beatInSlices(
-  streams: ReadonlySet<ServerResponse>,
-  due: readonly ServerResponse[],
-  from: number,
-): void {
-  const to = Math.min(due.length, from + WAKE_SLICE)
-  for (let i = from; i < to; i++) {
-    const stream = due[i] as ServerResponse
+/** Writes the beat to every stream of `streams`, a slice a turn; one that ended meanwhile is skipped. */
+function beatAll(streams: ReadonlySet<ServerResponse>): void {
+  inTurnSlices([...streams], (stream) => {
     if (streams.has(stream)) stream.write(HEARTBEAT)
-  }
-  if (to < due.length) setImmediate(() => beatInSlices(streams, due, to))
+  })
 }
 
 /** Sends `res` a comment line every `intervalMs` until the returned function is called. */
@@ -38,7 +31,7 @@ export function beatEvery(intervalMs: number, res: ServerResponse): () => void {
   let beat = beats.get(intervalMs)
   if (beat === undefined) {
     const streams = new Set<ServerResponse>()
-    const timer = setInterval(() => beatInSlices(streams, [...streams], 0), intervalMs)
+    const timer = setInterval(() => beatAll(streams), intervalMs)
     beat = { timer, streams }
     beats.set(intervalMs, beat)
   }

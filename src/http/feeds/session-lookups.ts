@@ -1,6 +1,6 @@
 import { findSessionsInBatches } from '../../store/session-batches.js'
 import type { ServingStore, SessionUser } from '../../store/store.js'
-import { WAKE_SLICE } from '../../feed/watcher.js'
+import { inTurnSlices } from '../../feed/turn-slices.js'
 
 /**
  * The session checks a feed makes after its reads, gathered per turn of the event loop: the
@@ -10,7 +10,7 @@ import { WAKE_SLICE } from '../../feed/watcher.js'
  * so a check still begins after the read it follows (feed/session-recheck.ts), and nothing is
  * kept between turns.
  *
- * The answers are handed out a slice at a time ({@link WAKE_SLICE} sessions a turn), because
+ * The answers are handed out a slice of sessions a turn (feed/turn-slices.ts), because
  * what follows a check is its follower's write: the followers of one commit whose reads were
  * shared all check in one turn, and answering them all at once would write to every one of
  * their sockets without letting the event loop turn (a stall of tens to hundreds of ms at
@@ -50,27 +50,24 @@ export class SessionLookups {
     const asked = this.asked
     this.asked = []
     const ids = asked.flatMap((one) => one.sessionIds)
-    // One answer for the turn's asks: each takes its own run of the ids, in order.
+    // One answer for the turn's asks: each takes its own run of the ids, in order, a slice
+    // of sessions a turn.
     findSessionsInBatches(this.store, ids, Date.now()).then(
-      (users) => this.answer(asked, users, 0, 0),
+      (users) => {
+        let at = 0
+        inTurnSlices(
+          asked,
+          (one) => {
+            const from = at
+            at += one.sessionIds.length
+            one.resolve(users.slice(from, at))
+          },
+          (one) => one.sessionIds.length,
+        )
+      },
       (error: unknown) => {
         for (const one of asked) one.reject(error)
       },
     )
-  }
-
-  /**
-   * Gives each ask from `from` on its own run of `users` (from `at`), in order: asks of about
-   * WAKE_SLICE sessions in this turn (at least one ask), the rest in later turns.
-   */
-  private answer(asked: readonly Asked[], users: (SessionUser | null)[], from: number, at: number): void {
-    let i = from
-    for (let given = 0; i < asked.length && given < WAKE_SLICE; i++) {
-      const one = asked[i] as Asked
-      one.resolve(users.slice(at, at + one.sessionIds.length))
-      at += one.sessionIds.length
-      given += one.sessionIds.length
-    }
-    if (i < asked.length) setImmediate(() => this.answer(asked, users, i, at))
   }
 }
