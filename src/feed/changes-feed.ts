@@ -11,7 +11,7 @@ import {
   type SessionUser,
 } from '../store/store.js'
 import { changesBinding, type ChangesCursors } from '../tokens/changes-cursor.js'
-import { feedFolderId, feedRequest, HeldFeed, type FeedOutcome, type FeedRequest } from './feed.js'
+import { cursorAt, feedFolderId, feedRequest, HeldFeed, type FeedOutcome, type FeedRequest } from './feed.js'
 import type { HeldRead } from './held-request.js'
 import type { ChangeWatcher } from './watcher.js'
 import { SharedReads } from './shared-reads.js'
@@ -43,7 +43,13 @@ type ChangesRead = Extract<ChangesResult, { outcome: 'changes' }>
  * in that order. The cursor is the position of the last row consumed when rows remain, the
  * present otherwise: never "the latest" when the answer stopped short.
  */
-export function changesBody(read: ChangesRead, cursors: ChangesCursors, binding: string): FolderChangesBody {
+export function changesBody(
+  read: ChangesRead,
+  cursors: ChangesCursors,
+  binding: string,
+  /** the request's cursor and its place: an answer at that place gives it back (cursorAt) */
+  sent: { token: string | null; at: ChangePosition | null } = { token: null, at: null },
+): FolderChangesBody {
   const entries = new Map<string, ChangeEntry>()
   for (const row of read.rows) {
     let key: string
@@ -63,7 +69,8 @@ export function changesBody(read: ChangesRead, cursors: ChangesCursors, binding:
   }
   const last = read.rows.at(-1)
   const position: ChangePosition = read.more && last !== undefined ? last.position : read.present
-  return { changes: [...entries.values()], cursor: cursors.seal(position, binding), has_more: read.more }
+  const cursor = cursorAt(sent, position, () => cursors.seal(position, binding))
+  return { changes: [...entries.values()], cursor, has_more: read.more }
 }
 
 export class ChangesFeed extends HeldFeed<ChangesRequest, FolderChangesBody> {
@@ -100,7 +107,10 @@ export class ChangesFeed extends HeldFeed<ChangesRequest, FolderChangesBody> {
     const answer = (result: ChangesRead): ChangesOutcome => {
       let outcome = this.answers.get(result)
       if (outcome === undefined) {
-        outcome = { outcome: 'answer', body: changesBody(result, cursors, binding) }
+        outcome = {
+          outcome: 'answer',
+          body: changesBody(result, cursors, binding, { token: cursor, at: after }),
+        }
         this.answers.set(result, outcome)
       }
       return outcome

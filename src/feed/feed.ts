@@ -1,6 +1,6 @@
 import { normaliseUuid } from '../ids.js'
 import { DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT } from '../schemas/changes-query.js'
-import type { SessionUser } from '../store/store.js'
+import type { ChangePosition, SessionUser } from '../store/store.js'
 import {
   holdUntilChanged,
   readStep,
@@ -48,6 +48,25 @@ export function feedRequest({ cursor, limit, wait }: FeedQueryString): FeedReque
 /** A folder id of a feed's query (its parent, its root), lower-cased; absent: the root (null). */
 export function feedFolderId(id: string | undefined): string | null {
   return id === undefined ? null : normaliseUuid(id)
+}
+
+/**
+ * The cursor of an answer that leaves the client where its own cursor put it: that very
+ * token, not a new sealing of the same place. The followers that arrived with one cursor and
+ * found nothing new (an event stream's first answer at the present) then go on holding one
+ * token, which the next wake opens once for all of them (opened-tokens.ts remembers it)
+ * rather than one decryption per follower. A cursor is its place and binding alone (no time
+ * is sealed in it), so the old token means exactly what a new one would.
+ */
+export function cursorAt(
+  sent: { token: string | null; at: ChangePosition | null },
+  at: ChangePosition,
+  seal: () => string,
+): string {
+  const { token, at: was } = sent
+  return token !== null && was !== null && was.generation === at.generation && was.row === at.row
+    ? token
+    : seal()
 }
 
 /** What every answer of a feed is: entries in commit order, the next cursor, and whether more follows now. */

@@ -10,7 +10,7 @@ import {
   type SessionUser,
 } from '../store/store.js'
 import type { AnswerEntry } from '../store/tree-answer.js'
-import { feedFolderId, feedRequest, HeldFeed, type FeedOutcome, type FeedRequest } from './feed.js'
+import { cursorAt, feedFolderId, feedRequest, HeldFeed, type FeedOutcome, type FeedRequest } from './feed.js'
 import type { HeldRead } from './held-request.js'
 import { treeBinding, type TreeCursor, type TreeCursors } from '../tokens/tree-cursor.js'
 import { SharedReads } from './shared-reads.js'
@@ -93,7 +93,8 @@ export class TreeFeed extends HeldFeed<TreeRequest, FolderTreeBody> {
       parkedAt: caughtUp ? user.generation : null,
       read: async (minGeneration, woken) => {
         const at = from
-        const own = () => this.read(user.id, rootId, at, limit, minGeneration, cursors, binding)
+        const sent = sealed
+        const own = () => this.read(user.id, rootId, { at, sent }, limit, minGeneration, cursors, binding)
         // Followers woken together at the same place in the log (not within a subtree) share one read.
         const read = await (woken && at?.expansion === null
           ? this.reading.share(
@@ -113,11 +114,14 @@ export class TreeFeed extends HeldFeed<TreeRequest, FolderTreeBody> {
     }
   }
 
-  /** One answer from `start` (null: a new download), at most `limit` entries. */
+  /**
+   * One answer from `start.at` (null: a new download), at most `limit` entries; `start.sent`
+   * is its token (given back when the answer ends where it began: cursorAt).
+   */
   private async read(
     ownerId: string,
     rootId: string | null,
-    start: TreeCursor | null,
+    { at: start, sent }: { at: TreeCursor | null; sent: string },
     limit: number,
     minGeneration: number,
     cursors: TreeCursors,
@@ -130,9 +134,16 @@ export class TreeFeed extends HeldFeed<TreeRequest, FolderTreeBody> {
       const cursor: TreeCursor = { position: read.position, expansion: read.expansion }
       if (read.entries.length > 0 || !read.more || reads === MAX_READS) {
         const changes = read.entries.map((entry) => treeEntry(entry, read.owner))
+        // Only a place in the log, not one within a download, is given back unsealed anew.
+        const plain = start?.expansion === null && cursor.expansion === null
+        const token = cursorAt(
+          { token: plain ? sent : null, at: start?.position ?? null },
+          cursor.position,
+          () => cursors.seal(cursor, binding),
+        )
         return {
           outcome: 'read',
-          body: { changes, cursor: cursors.seal(cursor, binding), has_more: read.more },
+          body: { changes, cursor: token, has_more: read.more },
           idle: start !== null && changes.length === 0 && !read.more,
           present: read.present,
           cursor,

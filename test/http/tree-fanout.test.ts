@@ -31,6 +31,7 @@ for (const backend of allBackends()) {
     let batches: ReturnType<typeof countingCalls>
     let lookups: ReturnType<typeof countingCalls>
     const streams: OpenedStream[] = []
+    let base = ''
 
     before(async () => {
       opened = await backend.open()
@@ -50,6 +51,7 @@ for (const backend of allBackends()) {
         sessionRecheckMs: 60_000,
         eventStream: { heartbeatMs: 60_000 },
       })
+      base = await app.listen({ host: '127.0.0.1', port: 0 })
     })
     after(async () => {
       for (const stream of streams) stream.close()
@@ -59,7 +61,6 @@ for (const backend of allBackends()) {
     })
 
     it('share one read of the log and one session statement, and get the same event', async () => {
-      const base = await app.listen({ host: '127.0.0.1', port: 0 })
       for (let i = 0; i < FOLLOWERS; i++) {
         const stream = await openEventStream(`${base}${PATH}?root=${ROOT}`, {
           cookie: `session_id=${sessionOf(i)}`,
@@ -91,6 +92,49 @@ for (const backend of allBackends()) {
       // Their twelve session checks: in one statement, or two when the wake spanned two turns.
       const [batched, alone] = [batches.calls() - batchesBefore, lookups.calls() - lookupsBefore]
       assert.ok(batched >= 1 && batched <= 2 && alone === 0, `${batched} batches, ${alone} lone lookups`)
+    })
+
+    it('give followers that arrive at one cursor, with nothing new, that same cursor back', async () => {
+      // So they go on holding one token, which the next wake opens once for all of them
+      // rather than once each (src/feed/feed.ts cursorAt).
+      const cookie = `session_id=${sessionOf(0)}`
+      let cursor = ''
+      for (let more = true; more;) {
+        const page = await fetch(`${base}${PATH}?root=${ROOT}${cursor === '' ? '' : `&cursor=${cursor}`}`, {
+          headers: { cookie },
+        })
+        const body = (await page.json()) as { cursor: string; has_more: boolean }
+        cursor = body.cursor
+        more = body.has_more
+      }
+      const again = await fetch(`${base}${PATH}?root=${ROOT}&cursor=${cursor}`, { headers: { cookie } })
+      assert.equal(
+        ((await again.json()) as { cursor: string }).cursor,
+        cursor,
+        'an answer at the place it began',
+      )
+      for (let i = 1; i <= 3; i++) {
+        const stream = await openEventStream(`${base}${PATH}?root=${ROOT}&cursor=${cursor}`, {
+          cookie: `session_id=${sessionOf(i)}`,
+        })
+        streams.push(stream)
+        const first = await stream.nextEvent(5000)
+        assert.equal(first.id, cursor, `follower ${i}'s first event`)
+        assert.deepEqual(JSON.parse(first.data), { changes: [], cursor, has_more: false })
+      }
+      // Past a change, a new cursor.
+      await sql.run('UPDATE folders SET name = ? WHERE id = ?', 'root renamed', ROOT)
+      await insertLiveFolder(sql, {
+        id: randomUUID(),
+        name: 'one more',
+        parent: ROOT,
+        owner: OWNER,
+        at: Date.now(),
+      })
+      const moved = await fetch(`${base}${PATH}?root=${ROOT}&cursor=${cursor}`, { headers: { cookie } })
+      const body = (await moved.json()) as { changes: unknown[]; cursor: string }
+      assert.equal(body.changes.length, 1)
+      assert.notEqual(body.cursor, cursor)
     })
   })
 }

@@ -90,6 +90,17 @@ describe('changes body', () => {
     assert.deepEqual(none.changes, [])
     assert.deepEqual(cursors.open(none.cursor, binding), { generation: 900, row: ALL_ROWS })
   })
+
+  it("gives the request's own cursor back when the answer ends where it began", () => {
+    const present = { generation: 900, row: ALL_ROWS }
+    const token = cursors.seal(present, binding)
+    assert.equal(changesBody(read([], false), cursors, binding, { token, at: present }).cursor, token)
+    // anywhere else, a cursor sealed for the answer's end
+    const earlier = { generation: 10, row: 2 }
+    const behind = changesBody(read([upsert(10, 3, a)], false), cursors, binding, { token, at: earlier })
+    assert.notEqual(behind.cursor, token)
+    assert.deepEqual(cursors.open(behind.cursor, binding), present)
+  })
 })
 
 describe('changes cursors', () => {
