@@ -352,9 +352,11 @@ export async function runFanoutBench(settings: {
   stalled: number
   workers: number
   oneUser: boolean
+  floor: boolean
   profile: boolean
 }): Promise<WakeFigures[][]> {
-  const { backend, postgresUrl, followers, commits, rate, stalled, workers, oneUser, profile } = settings
+  const { backend, postgresUrl, followers, commits, rate, stalled, workers, oneUser, floor, profile } =
+    settings
   log(
     `tree feed fan-out: ${followers} followers, ${commits} commits; ${followers / 2} users at ${rate} commits/s; a stream that never reads, ${stalled} renames; ${workers} worker(s)`,
   )
@@ -380,6 +382,7 @@ export async function runFanoutBench(settings: {
         stalled,
         workers,
         withOneUser: oneUser,
+        withFloor: floor,
         profileDir,
       })
     },
@@ -398,6 +401,7 @@ async function main(): Promise<void> {
     stalled: '4000',
     workers: '1',
     oneuser: '1',
+    floor: '1',
     profile: '0',
   }
   await runBenchCommand(options, async ({ huge, backend, postgresUrl, numbers }) => {
@@ -416,6 +420,8 @@ async function main(): Promise<void> {
         workers: numbers.workers ?? 1,
         // --oneuser 0: not the one-user SSE and long-poll scenarios
         oneUser: numbers.oneuser !== 0,
+        // --floor 0: not the one-user scenarios again on a bare node:http server
+        floor: numbers.floor !== 0,
         profile: numbers.profile === 1,
       })
   })

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
-import { loadavg } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
 import { FOLDER_TREE_PATH } from '../../src/api/paths.js'
+import { EVENT_LOOP_RESOLUTION_MS } from '../../src/http/metrics.js'
 import { readTreeCpuSeconds, readTreeRss } from './process-stats.js'
 import { formatProfile, summariseProfiles } from './profile-summary.js'
-import { freePort, HOST, stopChild, type Child } from './processes.js'
+import { freePort, HOST, spawnChild, stopChild, waitForHttp, type Child } from './processes.js'
 import { openRawFollowers, type FollowerKind, type RawFollowerSet } from './raw-followers.js'
 import { SERVICE_ENV, startService } from './service.js'
 
@@ -93,24 +95,52 @@ const quantile = (values: number[], q: number) => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-function getText(port: number, path: string, cookie?: string): Promise<{ status: number; body: string }> {
+interface Answer {
+  status: number
+  /** the answer's headers as [name, value] pairs, but those Node's server writes itself */
+  headers: [string, string][]
+  body: string
+}
+
+/** The headers node:http writes on every answer (the floor's own). */
+const SERVER_HEADERS = new Set(['date', 'connection', 'keep-alive'])
+
+function getText(port: number, path: string, cookie?: string, method = 'GET'): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const headers = cookie === undefined ? {} : { cookie: `session_id=${cookie}` }
-    const req = request({ host: HOST, port, path, headers, agent: false }, (res) => {
+    const req = request({ host: HOST, port, path, headers, method, agent: false }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (chunk: Buffer) => chunks.push(chunk))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }))
+      res.on('end', () => {
+        const pairs: [string, string][] = []
+        for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
+          const name = (res.rawHeaders[i] ?? '').toLowerCase()
+          if (!SERVER_HEADERS.has(name)) pairs.push([name, res.rawHeaders[i + 1] ?? ''])
+        }
+        resolve({ status: res.statusCode ?? 0, headers: pairs, body: Buffer.concat(chunks).toString() })
+      })
     })
     req.on('error', reject)
     req.end()
   })
 }
 
-/** The service's event loop delay since the last scrape, in ms (a scrape resets prom-client's histogram). */
+async function post(port: number, path: string): Promise<void> {
+  const answer = await getText(port, path, undefined, 'POST')
+  if (answer.status >= 300) throw new Error(`POST ${path}: ${answer.status}`)
+}
+
+/** The service's answer to one commit (fanout-floor-server.ts sends the same). */
+type RecordedAnswer = Pick<Answer, 'headers' | 'body'>
+
+/**
+ * The server's event loop delay since the last scrape, in ms (a scrape resets prom-client's
+ * histogram): beyond the monitor's sampling interval, which an idle loop reads.
+ */
 async function loopLag(port: number): Promise<{ p99: number; max: number }> {
   const { body } = await getText(port, '/metrics')
   const value = (name: string) =>
-    Number(new RegExp(`^${name} ([0-9.e+-]+)`, 'm').exec(body)?.[1] ?? NaN) * 1000
+    Number(new RegExp(`^${name} ([0-9.e+-]+)`, 'm').exec(body)?.[1] ?? NaN) * 1000 - EVENT_LOOP_RESOLUTION_MS
   return { p99: value('nodejs_eventloop_lag_p99_seconds'), max: value('nodejs_eventloop_lag_max_seconds') }
 }
 
@@ -232,26 +262,47 @@ async function rename(sql: RawSql, id: string): Promise<void> {
   await sql.run('UPDATE folders SET name = ? WHERE id = ?', `wake ${randomUUID()}`, id)
 }
 
-/** Every follower of the one owner over `kind`, `commits` renames (one for long-poll). */
+/** What a one-user scenario follows: the service, or the floor beside it (fanout-floor-server.ts). */
+interface WakeTarget {
+  port: number
+  pid: number
+  /** the followers' request path */
+  path: string
+  /** the k-th commit (0 first) that every follower must hear of */
+  commit(k: number): Promise<void>
+  /** what the target printed, for a failure's message */
+  output(): string
+}
+
+/** The service as a target: the owner's tree feed from its present, renames of its folders. */
+async function serviceTarget(running: Running, sql: RawSql, kind: FollowerKind): Promise<WakeTarget> {
+  const cursor = await presentCursor(running.port)
+  return {
+    port: running.port,
+    pid: running.service.pid,
+    path: `${FOLDER_TREE_PATH}?cursor=${cursor}${kind === 'long-poll' ? '&wait=30' : ''}`,
+    commit: (k) => rename(sql, folderId(k % FOLDERS)),
+    output: () => running.service.output(),
+  }
+}
+
+/** Every follower of one owner over `kind`, `commits` commits (one for long-poll). */
 async function oneUser(
-  running: Running,
-  sql: RawSql,
+  target: WakeTarget,
   kind: FollowerKind,
   followers: number,
   commits: number,
 ): Promise<{ figures: WakeFigures; meter: WakeMeter }> {
-  const { port, service } = running
+  const { port, pid } = target
   const load = loadavg()[0] ?? NaN
-  const cursor = await presentCursor(port)
   await sleep(1000)
-  const idleRss = readTreeRss(service.pid)
-  const path = `${FOLDER_TREE_PATH}?cursor=${cursor}${kind === 'long-poll' ? '&wait=30' : ''}`
+  const idleRss = readTreeRss(pid)
   // Per follower, the time it heard of each commit: index = events seen - 1 (SSE's first is the answer on arrival).
   const heardAt: number[][] = Array.from({ length: followers }, () => [])
   const set = await openRawFollowers({
     port,
     kind,
-    requests: Array.from({ length: followers }, (_, i) => ({ path, sessionId: sessionId(i) })),
+    requests: Array.from({ length: followers }, (_, i) => ({ path: target.path, sessionId: sessionId(i) })),
     onSeen: (i, _count, at) => void heardAt[i]?.push(at),
   })
   const first = kind === 'sse' ? 1 : 0
@@ -260,12 +311,12 @@ async function oneUser(
   await sleep(kind === 'sse' ? 3000 : 8000)
   if (kind === 'long-poll' && set.followers.some((f) => f.seen > 0))
     throw new Error('answered before a change')
-  const rssPerFollowerKb = (readTreeRss(service.pid) - idleRss) / 1024 / followers
-  const meter = new WakeMeter(port, service.pid)
+  const rssPerFollowerKb = (readTreeRss(pid) - idleRss) / 1024 / followers
+  const meter = new WakeMeter(port, pid)
   const times = kind === 'sse' ? commits : 1
   for (let k = 0; k < times; k++) {
     const committed = await meter.wake(
-      () => rename(sql, folderId(k % FOLDERS)),
+      () => target.commit(k),
       () => set.followers.every((f) => f.seen >= first + k + 1 || f.failed),
     )
     for (const at of heardAt) {
@@ -277,7 +328,7 @@ async function oneUser(
   set.close()
   if (set.failed > 0)
     log(
-      `  ${set.failed} ${kind} followers failed (first: ${set.firstFailure}); the service said:\n${service.output().slice(-2000)}`,
+      `  ${set.failed} ${kind} followers failed (first: ${set.firstFailure}); the server said:\n${target.output().slice(-2000)}`,
     )
   return {
     figures: figures(kind, meter, set, {
@@ -288,6 +339,53 @@ async function oneUser(
       load,
     }),
     meter,
+  }
+}
+
+/**
+ * The service's answer to one commit, as a follower at the present gets it (its headers and
+ * body): one rename, then the feed read from the cursor before it. The floor sends these bytes.
+ */
+async function recordAnswer(running: Running, sql: RawSql): Promise<RecordedAnswer> {
+  const cursor = await presentCursor(running.port)
+  await rename(sql, folderId(FOLDERS - 1))
+  const answer = await getText(running.port, `${FOLDER_TREE_PATH}?cursor=${cursor}`, sessionId(0))
+  if (answer.status !== 200) throw new Error(`tree: ${answer.status} ${answer.body}`)
+  return { headers: answer.headers, body: answer.body }
+}
+
+/** The floor's run of a one-user scenario: a bare node:http server sending `answer` (fanout-floor-server.ts). */
+async function floorOneUser(
+  root: string,
+  answer: RecordedAnswer,
+  kind: FollowerKind,
+  followers: number,
+  commits: number,
+): Promise<WakeFigures> {
+  const dir = mkdtempSync(join(tmpdir(), 'fanout-floor-'))
+  const file = join(dir, 'answer.json')
+  writeFileSync(file, JSON.stringify(answer))
+  const port = await freePort()
+  const floor = spawnChild(
+    'fan-out floor',
+    process.execPath,
+    ['--import', 'tsx', 'bench/lib/fanout-floor-server.ts', String(port), file],
+    process.env,
+    root,
+  )
+  try {
+    await waitForHttp(floor, `http://${HOST}:${port}/floor-ready`, 30_000)
+    const target: WakeTarget = {
+      port,
+      pid: floor.pid,
+      path: FOLDER_TREE_PATH,
+      commit: () => post(port, '/fire'),
+      output: () => floor.output(),
+    }
+    return (await oneUser(target, kind, followers, commits)).figures
+  } finally {
+    await stopChild(floor)
+    rmSync(dir, { recursive: true, force: true })
   }
 }
 
@@ -460,12 +558,15 @@ export interface FanoutSettings {
   workers: number
   /** the one-user scenarios (SSE, long-poll) */
   withOneUser: boolean
+  /** each one-user scenario again on the floor (fanout-floor-server.ts) */
+  withFloor: boolean
   /** where to write the service's CPU profiles of the one-user scenarios, one folder each (null: none) */
   profileDir: string | null
 }
 
 export async function runFanout(settings: FanoutSettings): Promise<WakeFigures[]> {
-  const { root, url, followers, commits, rate, stalled, workers, withOneUser, profileDir } = settings
+  const { root, url, followers, commits, rate, stalled, workers, withOneUser, withFloor, profileDir } =
+    settings
   if (workers > 1) log(`  ${workers} workers (the loop delay is one worker's, the one a scrape reaches)`)
   const sql = await openRawSql(url)
   const results: WakeFigures[] = []
@@ -479,8 +580,11 @@ export async function runFanout(settings: FanoutSettings): Promise<WakeFigures[]
         profileDir === null ? null : `${profileDir}/${kind}`,
         workers,
       )
+      let answer: RecordedAnswer
       try {
-        const { figures: wake, meter } = await oneUser(running, sql, kind, followers, commits)
+        answer = await recordAnswer(running, sql)
+        const target = await serviceTarget(running, sql, kind)
+        const { figures: wake, meter } = await oneUser(target, kind, followers, commits)
         results.push(wake)
         report(wake)
         if (running.profileDir !== null) {
@@ -490,6 +594,13 @@ export async function runFanout(settings: FanoutSettings): Promise<WakeFigures[]
         }
       } finally {
         await stopChild(running.service)
+      }
+      if (withFloor) {
+        const floor = await floorOneUser(root, answer, kind, followers, commits)
+        report(floor, 'floor (bare node:http, the same bytes)')
+        log(
+          `    service / floor: ${ratio(results.at(-1)?.serviceUsPerDelivery, floor.serviceUsPerDelivery)} the CPU a delivery, ${ratio(results.at(-1)?.p99Ms, floor.p99Ms)} the p99`,
+        )
       }
     }
     if (stalled > 0) {
@@ -519,14 +630,16 @@ export async function runFanout(settings: FanoutSettings): Promise<WakeFigures[]
   return results
 }
 
-function report(w: WakeFigures): void {
+const ratio = (a: number | undefined, b: number) => (a === undefined ? '?' : `${(a / b).toFixed(2)}x`)
+
+function report(w: WakeFigures, server = 'tree'): void {
   log(
-    `  tree ${w.scenario}, ${w.followers} followers, ${w.commits} commits: ${w.received} of ${w.expected} deliveries, ${w.failed} failed; load ${w.load[0].toFixed(1)} -> ${w.load[1].toFixed(1)}`,
+    `  ${server} ${w.scenario}, ${w.followers} followers, ${w.commits} commits: ${w.received} of ${w.expected} deliveries, ${w.failed} failed; load ${w.load[0].toFixed(1)} -> ${w.load[1].toFixed(1)}`,
   )
   log(
-    `    commit to delivery p50 ${w.p50Ms.toFixed(0)} ms, p99 ${w.p99Ms.toFixed(0)} ms; service ${w.serviceCpuSeconds.toFixed(2)} CPU s, ${w.serviceUsPerDelivery.toFixed(1)} us a delivery, ${w.serviceCores.toFixed(2)} cores; generator ${w.generatorCores.toFixed(2)} cores`,
+    `    commit to delivery p50 ${w.p50Ms.toFixed(0)} ms, p99 ${w.p99Ms.toFixed(0)} ms; server ${w.serviceCpuSeconds.toFixed(2)} CPU s, ${w.serviceUsPerDelivery.toFixed(1)} us a delivery, ${w.serviceCores.toFixed(2)} cores; generator ${w.generatorCores.toFixed(2)} cores`,
   )
   log(
-    `    event loop delay during the wakes: p99 ${w.loopLagP99Ms.toFixed(1)} ms, max ${w.loopLagMaxMs.toFixed(1)} ms; memory ${w.rssPerFollowerKb.toFixed(1)} KB a follower`,
+    `    event loop delay during the wakes (beyond its ${EVENT_LOOP_RESOLUTION_MS} ms sampling): p99 ${w.loopLagP99Ms.toFixed(1)} ms, max ${w.loopLagMaxMs.toFixed(1)} ms; memory ${w.rssPerFollowerKb.toFixed(1)} KB a follower`,
   )
 }

@@ -1,0 +1,104 @@
+import { readFileSync } from 'node:fs'
+import { createServer, type ServerResponse } from 'node:http'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { EVENT_LOOP_RESOLUTION_MS } from '../../src/http/metrics.js'
+import { eventFrame } from '../../src/http/feeds/event-stream.js'
+import { inTurnSlices } from '../../src/feed/turn-slices.js'
+
+/**
+ * The fan-out bench's floor: a bare node:http server that holds every GET as a follower and,
+ * when told, sends each one the answer the service sent for the same commit (the same bytes),
+ * the way the service writes it and with nothing else: no session, no read, no cursor, no
+ * log line. What a delivery costs here is what node:http and the kernel's loopback cost on
+ * this machine; the service's figure beside it is the rest.
+ *
+ * - GET with `Accept: text/event-stream`: a stream; its first frame on arrival, then on each
+ *   fire the answer as an SSE frame written to the socket as one prepared HTTP chunk (as
+ *   event-stream.ts writes it);
+ * - any other GET: held, and on a fire answered with the service's headers (its own request
+ *   id) and body by `writeHead` and `end` (as prepared-answer.ts does);
+ * - `POST /fire` wakes them all, 64 a turn (the service's slice);
+ * - `GET /floor-ready` and `/healthz`: 200; `GET /metrics`: its event loop delay in the service's metric
+ *   names, reset by each scrape as the service's is.
+ *
+ * Usage: node --import tsx bench/lib/fanout-floor-server.ts PORT ANSWER_JSON (the service's
+ * answer to one commit, `{ headers, body }`)
+ */
+
+interface Recorded {
+  /** the service's answer's headers, as [name, value] pairs */
+  headers: [string, string][]
+  body: string
+}
+
+const [portText, file] = process.argv.slice(2)
+const port = Number(portText)
+if (!Number.isInteger(port) || file === undefined) {
+  process.stderr.write('usage: fanout-floor-server.ts PORT ANSWER_JSON\n')
+  process.exit(2)
+}
+const answer = JSON.parse(readFileSync(file, 'utf8')) as Recorded
+const frame = eventFrame('changes', answer.body, (JSON.parse(answer.body) as { cursor?: string }).cursor)
+/** the frame as one HTTP/1.1 chunk, as event-stream.ts writes it */
+const chunk = Buffer.concat([Buffer.from(`${frame.length.toString(16)}\r\n`), frame, Buffer.from('\r\n')])
+
+const streams = new Set<ServerResponse>()
+let held: ServerResponse[] = []
+let requests = 0
+
+const lag = monitorEventLoopDelay({ resolution: EVENT_LOOP_RESOLUTION_MS })
+lag.enable()
+
+function answerHeld(res: ServerResponse): void {
+  const headers = answer.headers.flatMap(([name, value]) =>
+    name === 'x-request-id' ? [name, `floor-${++requests}`] : [name, value],
+  )
+  res.writeHead(200, headers)
+  res.end(answer.body)
+}
+
+function fire(): void {
+  inTurnSlices([...streams], (res) => void res.socket?.write(chunk))
+  const waiting = held
+  held = []
+  inTurnSlices(waiting, answerHeld)
+}
+
+const server = createServer((req, res) => {
+  if (req.method === 'POST' && req.url === '/fire') {
+    req.resume()
+    fire()
+    return void res.writeHead(204).end()
+  }
+  req.resume()
+  // The generator's probe between batches of followers (raw-followers.ts) asks /healthz.
+  if (req.url === '/floor-ready' || req.url === '/healthz') return void res.writeHead(200).end()
+  if (req.url === '/metrics') {
+    const seconds = (ns: number) => (ns / 1e9).toString()
+    res.writeHead(200, { 'content-type': 'text/plain' })
+    res.end(
+      `nodejs_eventloop_lag_p99_seconds ${seconds(lag.percentile(99))}\nnodejs_eventloop_lag_max_seconds ${seconds(lag.max)}\n`,
+    )
+    lag.reset()
+    return
+  }
+  if (req.headers.accept?.includes('text/event-stream') === true) {
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' })
+    res.write('retry: 2000\n\n')
+    res.socket?.write(chunk)
+    streams.add(res)
+    res.on('close', () => streams.delete(res))
+    return
+  }
+  held.push(res)
+})
+// Followers stay as long as the bench keeps them; the service's timeouts do not apply here.
+server.requestTimeout = 0
+server.headersTimeout = 0
+server.keepAliveTimeout = 120_000
+server.maxConnections = 100_000
+server.listen(port, '127.0.0.1', () => process.stdout.write(`listening on ${port}\n`))
+process.on('SIGTERM', () => {
+  server.closeAllConnections()
+  server.close(() => process.exit(0))
+})
