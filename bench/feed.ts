@@ -352,7 +352,7 @@ export async function runFanoutBench(settings: {
   stalled: number
   workers: number
   oneUser: boolean
-  floor: boolean
+  floor: number
   profile: boolean
 }): Promise<WakeFigures[][]> {
   const { backend, postgresUrl, followers, commits, rate, stalled, workers, oneUser, floor, profile } =
@@ -382,7 +382,7 @@ export async function runFanoutBench(settings: {
         stalled,
         workers,
         withOneUser: oneUser,
-        withFloor: floor,
+        floor,
         profileDir,
       })
     },
@@ -420,8 +420,9 @@ async function main(): Promise<void> {
         workers: numbers.workers ?? 1,
         // --oneuser 0: not the one-user SSE and long-poll scenarios
         oneUser: numbers.oneuser !== 0,
-        // --floor 0: not the one-user scenarios again on a bare node:http server
-        floor: numbers.floor !== 0,
+        // --floor 0: not the one-user scenarios again on a bare node:http server; 2: long-polls
+        // also answered by one socket write each
+        floor: numbers.floor ?? 1,
         profile: numbers.profile === 1,
       })
   })

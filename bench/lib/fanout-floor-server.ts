@@ -16,13 +16,15 @@ import { inTurnSlices } from '../../src/feed/turn-slices.js'
  *   fire the answer as an SSE frame written to the socket as one prepared HTTP chunk (as
  *   event-stream.ts writes it);
  * - any other GET: held, and on a fire answered with the service's headers (its own request
- *   id) and body by `writeHead` and `end` (as prepared-answer.ts does);
+ *   id) and body by `writeHead` and `end` (as prepared-answer.ts does); with `one-write`,
+ *   as one socket write of the whole answer instead (what Node's response costs above the
+ *   write itself: the response object is left unfinished, so this is a measurement only);
  * - `POST /fire` wakes them all, 64 a turn (the service's slice);
  * - `GET /floor-ready` and `/healthz`: 200; `GET /metrics`: its event loop delay in the service's metric
  *   names, reset by each scrape as the service's is.
  *
- * Usage: node --import tsx bench/lib/fanout-floor-server.ts PORT ANSWER_JSON (the service's
- * answer to one commit, `{ headers, body }`)
+ * Usage: node --import tsx bench/lib/fanout-floor-server.ts PORT ANSWER_JSON [one-write] (the
+ * service's answer to one commit, `{ headers, body }`)
  */
 
 interface Recorded {
@@ -31,10 +33,10 @@ interface Recorded {
   body: string
 }
 
-const [portText, file] = process.argv.slice(2)
+const [portText, file, mode] = process.argv.slice(2)
 const port = Number(portText)
 if (!Number.isInteger(port) || file === undefined) {
-  process.stderr.write('usage: fanout-floor-server.ts PORT ANSWER_JSON\n')
+  process.stderr.write('usage: fanout-floor-server.ts PORT ANSWER_JSON [one-write]\n')
   process.exit(2)
 }
 const answer = JSON.parse(readFileSync(file, 'utf8')) as Recorded
@@ -49,19 +51,29 @@ let requests = 0
 const lag = monitorEventLoopDelay({ resolution: EVENT_LOOP_RESOLUTION_MS })
 lag.enable()
 
+const withId = () =>
+  answer.headers.map(([name, value]) => [name, name === 'x-request-id' ? `floor-${++requests}` : value])
+
 function answerHeld(res: ServerResponse): void {
-  const headers = answer.headers.flatMap(([name, value]) =>
-    name === 'x-request-id' ? [name, `floor-${++requests}`] : [name, value],
-  )
-  res.writeHead(200, headers)
+  res.writeHead(200, withId().flat())
   res.end(answer.body)
+}
+
+/** The bytes writeHead and end would send (Node's own Date and keep-alive headers too), in one write. */
+function writeHeld(res: ServerResponse): void {
+  const head = withId().map(([name, value]) => `${name}: ${value}\r\n`)
+  const date = new Date().toUTCString()
+  const timeout = Math.floor(server.keepAliveTimeout / 1000)
+  res.socket?.write(
+    `HTTP/1.1 200 OK\r\n${head.join('')}Date: ${date}\r\nConnection: keep-alive\r\nKeep-Alive: timeout=${timeout}\r\n\r\n${answer.body}`,
+  )
 }
 
 function fire(): void {
   inTurnSlices([...streams], (res) => void res.socket?.write(chunk))
   const waiting = held
   held = []
-  inTurnSlices(waiting, answerHeld)
+  inTurnSlices(waiting, mode === 'one-write' ? writeHeld : answerHeld)
 }
 
 const server = createServer((req, res) => {

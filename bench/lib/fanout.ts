@@ -361,6 +361,7 @@ async function floorOneUser(
   kind: FollowerKind,
   followers: number,
   commits: number,
+  oneWrite = false,
 ): Promise<WakeFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'fanout-floor-'))
   const file = join(dir, 'answer.json')
@@ -369,7 +370,14 @@ async function floorOneUser(
   const floor = spawnChild(
     'fan-out floor',
     process.execPath,
-    ['--import', 'tsx', 'bench/lib/fanout-floor-server.ts', String(port), file],
+    [
+      '--import',
+      'tsx',
+      'bench/lib/fanout-floor-server.ts',
+      String(port),
+      file,
+      ...(oneWrite ? ['one-write'] : []),
+    ],
     process.env,
     root,
   )
@@ -558,15 +566,17 @@ export interface FanoutSettings {
   workers: number
   /** the one-user scenarios (SSE, long-poll) */
   withOneUser: boolean
-  /** each one-user scenario again on the floor (fanout-floor-server.ts) */
-  withFloor: boolean
+  /**
+   * each one-user scenario again on the floor (fanout-floor-server.ts): 0 not, 1 as the
+   * service writes, 2 also long-polls answered by one socket write each
+   */
+  floor: number
   /** where to write the service's CPU profiles of the one-user scenarios, one folder each (null: none) */
   profileDir: string | null
 }
 
 export async function runFanout(settings: FanoutSettings): Promise<WakeFigures[]> {
-  const { root, url, followers, commits, rate, stalled, workers, withOneUser, withFloor, profileDir } =
-    settings
+  const { root, url, followers, commits, rate, stalled, workers, withOneUser, floor, profileDir } = settings
   if (workers > 1) log(`  ${workers} workers (the loop delay is one worker's, the one a scrape reaches)`)
   const sql = await openRawSql(url)
   const results: WakeFigures[] = []
@@ -595,12 +605,17 @@ export async function runFanout(settings: FanoutSettings): Promise<WakeFigures[]
       } finally {
         await stopChild(running.service)
       }
-      if (withFloor) {
-        const floor = await floorOneUser(root, answer, kind, followers, commits)
-        report(floor, 'floor (bare node:http, the same bytes)')
-        log(
-          `    service / floor: ${ratio(results.at(-1)?.serviceUsPerDelivery, floor.serviceUsPerDelivery)} the CPU a delivery, ${ratio(results.at(-1)?.p99Ms, floor.p99Ms)} the p99`,
-        )
+      if (floor > 0) {
+        const service = results.at(-1)
+        const floors: [string, boolean][] = [['floor (bare node:http, the same bytes)', false]]
+        if (floor > 1 && kind === 'long-poll') floors.push(['floor, each answer one socket write', true])
+        for (const [name, oneWrite] of floors) {
+          const figures = await floorOneUser(root, answer, kind, followers, commits, oneWrite)
+          report(figures, name)
+          log(
+            `    service / floor: ${ratio(service?.serviceUsPerDelivery, figures.serviceUsPerDelivery)} the CPU a delivery, ${ratio(service?.p99Ms, figures.p99Ms)} the p99`,
+          )
+        }
       }
     }
     if (stalled > 0) {
