@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { setFlagsFromString } from 'node:v8'
@@ -117,6 +118,41 @@ for (const backend of allBackends()) {
         perStream < answer / 2,
         `${perStream.toFixed(0)} bytes of heap a stream, the answer ${answer}`,
       )
+    })
+
+    it('keeps a stand-in, not its own copy, of the header block it sent', async () => {
+      // Node keeps `_header` for a response's life; once sent, only its presence is tested.
+      type Kept = ServerResponse & { _header?: unknown }
+      const responses: Kept[] = []
+      const keep = (_request: IncomingMessage, response: ServerResponse) => void responses.push(response)
+      app.server.on('request', keep)
+      try {
+        const received: string[] = []
+        for (let i = 0; i < 2; i++) {
+          const socket = connect(port, '127.0.0.1')
+          sockets.push(socket)
+          socket.on('data', (data: Buffer) => received.push(data.toString('latin1')))
+          socket.write(
+            `GET /v1/folders/tree?root=${ROOT}&limit=10 HTTP/1.1\r\nhost: x\r\naccept: text/event-stream\r\ncookie: session_id=${SESSION}\r\n\r\n`,
+          )
+        }
+        for (let waited = 0; waited < 100 && received.join('').split('event: changes').length < 3; waited++)
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        const sent = received.join('').split('\r\n\r\n')[0] ?? ''
+        assert.ok(sent.length > 300, `the header block sent: ${sent.length} characters`)
+        assert.equal(responses.length, 2)
+        for (const response of responses) {
+          assert.equal(response.headersSent, true)
+          assert.equal(typeof response._header, 'string')
+          assert.ok(
+            String(response._header).length < 64,
+            `kept: ${String(response._header).length} characters`,
+          )
+          assert.throws(() => response.setHeader('x-late', '1'), { code: 'ERR_HTTP_HEADERS_SENT' })
+        }
+      } finally {
+        app.server.off('request', keep)
+      }
     })
   })
 }
