@@ -144,6 +144,49 @@ async function loopLag(port: number): Promise<{ p99: number; max: number }> {
   return { p99: value('nodejs_eventloop_lag_p99_seconds'), max: value('nodejs_eventloop_lag_max_seconds') }
 }
 
+/** Per store operation, its calls (`_count`) and cumulative counts by bucket (`le`) so far. */
+type StoreCalls = Map<string, { count: number; buckets: Map<number, number> }>
+
+/** The service's db_operation_duration_seconds (successful calls), from its metrics. */
+async function storeCalls(port: number): Promise<StoreCalls> {
+  const { body } = await getText(port, '/metrics')
+  const calls: StoreCalls = new Map()
+  const of = (operation: string) => {
+    let entry = calls.get(operation)
+    if (entry === undefined) {
+      entry = { count: 0, buckets: new Map() }
+      calls.set(operation, entry)
+    }
+    return entry
+  }
+  const line = /^db_operation_duration_seconds_(bucket|count)\{([^}]*)\} ([0-9.e+-]+)$/gm
+  for (let match = line.exec(body); match !== null; match = line.exec(body)) {
+    const [, kind, labels = '', value] = match
+    if (!labels.includes('outcome="ok"')) continue
+    const operation = /operation="([^"]+)"/.exec(labels)?.[1] ?? '?'
+    const le = /le="([^"]+)"/.exec(labels)?.[1]
+    if (kind === 'count') of(operation).count = Number(value)
+    else if (le !== undefined && le !== '+Inf') of(operation).buckets.set(Number(le), Number(value))
+  }
+  return calls
+}
+
+/** Each operation called between two scrapes: its calls and the bucket its p99 falls in. */
+function storeCallsBetween(before: StoreCalls, after: StoreCalls): string {
+  const parts: string[] = []
+  for (const [operation, now] of after) {
+    const was = before.get(operation)
+    const count = now.count - (was?.count ?? 0)
+    if (count === 0) continue
+    const les = [...now.buckets.keys()].sort((a, b) => a - b)
+    const p99 = les.find((le) => (now.buckets.get(le) ?? 0) - (was?.buckets.get(le) ?? 0) >= 0.99 * count)
+    parts.push(
+      `${operation} ${count} (p99 ${p99 === undefined ? 'above the last bucket' : `<= ${p99 * 1000} ms`})`,
+    )
+  }
+  return parts.join(', ')
+}
+
 /** The owner's tree downloaded to its end: the cursor at its present. */
 async function presentCursor(port: number): Promise<string> {
   let cursor: string | null = null
@@ -435,6 +478,7 @@ async function manyUsers(
   const meter = new WakeMeter(port, service.pid)
   let expected = 0
   let commits = 0
+  const callsBefore = await storeCalls(port)
   await meter.wake(
     async () => {
       const start = performance.now()
@@ -457,6 +501,8 @@ async function manyUsers(
     () => delays.length >= expected - 2 * set.failed,
   )
   meter.delays = delays
+  // Where a delivery waits besides the event loop: the database's statements, by operation.
+  log(`  store calls during the renames: ${storeCallsBetween(callsBefore, await storeCalls(port))}`)
   set.close()
   if (set.failed > 0) log(`  ${set.failed} many-user followers failed (first: ${set.firstFailure})`)
   return figures('many users', meter, set, { followers, commits, expected, rssPerFollowerKb, load })
