@@ -143,18 +143,55 @@ export async function primaryFolderNames(url: string, parentId: string): Promise
     node = primaryNode()
   }
   if (node === null) throw new Error('no primary to read the folders from')
-  const single = url.replace(/@[^/]*\//, `@127.0.0.1:${node.port}/`).replace(/\?.*$/, '')
-  const client = new pg.Client({ connectionString: single, connectionTimeoutMillis: 5000 })
-  await client.connect()
+  const client = await nodeClient(url, node.port, 5000)
   try {
-    const { rows } = await client.query<{ name: string }>(
-      'SELECT name FROM folders WHERE folder_id = $1 AND NOT is_deleted',
-      [parentId],
-    )
-    return new Set(rows.map((row) => row.name))
+    return await folderNames(client, parentId)
   } finally {
     await client.end()
   }
+}
+
+/** A connection to the formation's node on `port` alone, without TLS (the formation has none). */
+async function nodeClient(url: string, port: number | string, timeoutMs: number): Promise<pg.Client> {
+  const single = url.replace(/@[^/]*\//, `@127.0.0.1:${port}/`).replace(/\?.*$/, '')
+  const client = new pg.Client({ connectionString: single, connectionTimeoutMillis: timeoutMs })
+  await client.connect()
+  return client
+}
+
+async function folderNames(client: pg.Client, parentId: string): Promise<Set<string>> {
+  const { rows } = await client.query<{ name: string }>(
+    'SELECT name FROM folders WHERE folder_id = $1 AND NOT is_deleted',
+    [parentId],
+  )
+  return new Set(rows.map((row) => row.name))
+}
+
+/**
+ * Each node of the formation as it is now, read on one connection to it alone: whether it is
+ * in recovery and which of `names` it lacks under `parentId`. For a failed check's message.
+ */
+export async function nodesLacking(url: string, parentId: string, names: readonly string[]): Promise<string> {
+  const nodes = monitorSql("SELECT nodename || ' ' || nodeport FROM pgautofailover.node ORDER BY nodeid")
+  const lines: string[] = []
+  for (const row of nodes.split('\n').filter((line) => line !== '')) {
+    const [name = '', port = ''] = row.split(' ')
+    let client: pg.Client | null = null
+    try {
+      client = await nodeClient(url, port, 2000)
+      const recovery = (await client.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r')).rows[0]?.r
+      const held = await folderNames(client, parentId)
+      const lacking = names.filter((one) => !held.has(one))
+      lines.push(
+        `${name} (${port}): ${recovery === true ? 'in recovery' : 'read-write'}, ${held.size} folders, lacks ${lacking.join(' ') || 'none'}`,
+      )
+    } catch (error) {
+      lines.push(`${name} (${port}): ${String(error)}`)
+    } finally {
+      await client?.end().catch(() => undefined)
+    }
+  }
+  return lines.join('\n')
 }
 
 /** A fresh database on the formation: its multi-host URL, and a drop for the end. */

@@ -10,6 +10,7 @@ import {
   formationEvents,
   formationHealthy,
   formationSkip,
+  nodesLacking,
   primaryFolderNames,
   primaryNode,
   psqlInsert,
@@ -385,6 +386,14 @@ describe('a pg_auto_failover formation: switchover and crash under load', { skip
       ((await res.json()) as { folders: FolderBody[] }).folders.map((x) => [x.id, x.name]),
     )
     const held = await primaryFolderNames(db.url, f.parent)
+    const missing = [...held].filter((name) => ![...listed.values()].includes(name))
+    if (missing.length > 0) {
+      // Where the service reads, and what each node holds: for the message.
+      const primaryLine = /^db_primary\{.*$/m.exec(await (await fetch(`${service.base}/metrics`)).text())?.[0]
+      console.log(
+        `the final listing lacks ${missing.join(', ')}; the service's ${primaryLine ?? 'db_primary: none'}; the nodes:\n${await nodesLacking(db.url, f.parent, missing)}\nthe monitor's events:\n${formationEvents(since)}`,
+      )
+    }
     assert.deepEqual(new Set(listed.values()), held, 'the final listing is what the primary holds')
     for (const w of writes.filter((w) => w.ok)) {
       if (!held.has(w.name)) lostByDatabase.add(w.name)
