@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
+import { MAX_LIMIT } from '../../src/schemas/list-folders-query.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
 import { TEST_SETTINGS } from '../helpers/databases/backends.js'
@@ -292,10 +293,14 @@ describe('a pg_auto_failover formation: switchover and crash under load', { skip
     for (const w of writes) if (w.ok && !held.has(w.name)) lostByDatabase.add(w.name)
     for (const o of mine) {
       if (o.status !== 200) continue
-      const names = new Set((JSON.parse(o.body) as { folders: FolderBody[] }).folders.map((x) => x.name))
-      const limit = Number(/limit=(\d+)/.exec(o.path)?.[1])
+      const page = (JSON.parse(o.body) as { folders: FolderBody[] }).folders.map((x) => x.name)
+      const names = new Set(page)
+      // A page holds at most MAX_LIMIT folders, the first by name: a full one says nothing of
+      // the names after its last.
+      const limit = Math.min(Number(/limit=(\d+)/.exec(o.path)?.[1]), MAX_LIMIT)
+      const last = names.size < limit ? null : page.at(-1)
       for (const w of writes) {
-        if (w.ok && w.endedAt < o.startedAt && names.size < limit && held.has(w.name))
+        if (w.ok && w.endedAt < o.startedAt && held.has(w.name) && (last == null || w.name <= last))
           assert.ok(names.has(w.name), `${o.path} at ${o.startedAt} lacks ${w.name}`)
       }
       for (const name of names) {
@@ -378,13 +383,20 @@ describe('a pg_auto_failover formation: switchover and crash under load', { skip
   it('every follower holds what the final listing holds; no 410, nothing written lost', async () => {
     writing = false
     await writer
-    const res = await fetch(`${service.base}/v1/folders?folder_id=${f.parent}&limit=1000`, {
-      headers: { cookie },
-    })
-    assert.equal(res.status, 200)
-    const listed = new Map(
-      ((await res.json()) as { folders: FolderBody[] }).folders.map((x) => [x.id, x.name]),
-    )
+    // Every page: a page holds at most MAX_LIMIT folders.
+    const listed = new Map<string, string>()
+    for (let page = 1, more = true; more; page++) {
+      const res = await fetch(
+        `${service.base}/v1/folders?folder_id=${f.parent}&limit=${MAX_LIMIT}&page=${page}`,
+        {
+          headers: { cookie },
+        },
+      )
+      assert.equal(res.status, 200)
+      const { folders } = (await res.json()) as { folders: FolderBody[] }
+      for (const folder of folders) listed.set(folder.id, folder.name)
+      more = folders.length === MAX_LIMIT
+    }
     const held = await primaryFolderNames(db.url, f.parent)
     const missing = [...held].filter((name) => ![...listed.values()].includes(name))
     if (missing.length > 0) {
