@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs'
 import { createServer, type ServerResponse } from 'node:http'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { EVENT_LOOP_RESOLUTION_MS } from '../../src/http/metrics.js'
-import { eventFrame } from '../../src/http/feeds/event-stream.js'
+import { eventFrame, httpChunk } from '../../src/http/feeds/event-stream.js'
 import { inTurnSlices } from '../../src/feed/turn-slices.js'
+import type { RecordedAnswer } from './fanout.js'
 
 /**
  * The fan-out bench's floor: a bare node:http server that holds every GET as a follower and,
@@ -27,22 +28,16 @@ import { inTurnSlices } from '../../src/feed/turn-slices.js'
  * service's answer to one commit, `{ headers, body }`)
  */
 
-interface Recorded {
-  /** the service's answer's headers, as [name, value] pairs */
-  headers: [string, string][]
-  body: string
-}
-
 const [portText, file, mode] = process.argv.slice(2)
 const port = Number(portText)
 if (!Number.isInteger(port) || file === undefined) {
   process.stderr.write('usage: fanout-floor-server.ts PORT ANSWER_JSON [one-write]\n')
   process.exit(2)
 }
-const answer = JSON.parse(readFileSync(file, 'utf8')) as Recorded
+const answer = JSON.parse(readFileSync(file, 'utf8')) as RecordedAnswer
 const frame = eventFrame('changes', answer.body, (JSON.parse(answer.body) as { cursor?: string }).cursor)
 /** the frame as one HTTP/1.1 chunk, as event-stream.ts writes it */
-const chunk = Buffer.concat([Buffer.from(`${frame.length.toString(16)}\r\n`), frame, Buffer.from('\r\n')])
+const chunk = httpChunk(frame)
 
 const streams = new Set<ServerResponse>()
 let held: ServerResponse[] = []
@@ -77,12 +72,11 @@ function fire(): void {
 }
 
 const server = createServer((req, res) => {
+  req.resume()
   if (req.method === 'POST' && req.url === '/fire') {
-    req.resume()
     fire()
     return void res.writeHead(204).end()
   }
-  req.resume()
   // The generator's probe between batches of followers (raw-followers.ts) asks /healthz.
   if (req.url === '/floor-ready' || req.url === '/healthz') return void res.writeHead(200).end()
   if (req.url === '/metrics') {

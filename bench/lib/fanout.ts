@@ -131,7 +131,7 @@ async function post(port: number, path: string): Promise<void> {
 }
 
 /** The service's answer to one commit (fanout-floor-server.ts sends the same). */
-type RecordedAnswer = Pick<Answer, 'headers' | 'body'>
+export type RecordedAnswer = Pick<Answer, 'headers' | 'body'>
 
 /**
  * The server's event loop delay since the last scrape, in ms (a scrape resets prom-client's

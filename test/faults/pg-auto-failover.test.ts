@@ -298,9 +298,9 @@ describe('a pg_auto_failover formation: switchover and crash under load', { skip
       // A page holds at most MAX_LIMIT folders, the first by name: a full one says nothing of
       // the names after its last.
       const limit = Math.min(Number(/limit=(\d+)/.exec(o.path)?.[1]), MAX_LIMIT)
-      const last = names.size < limit ? null : page.at(-1)
+      const last = names.size < limit ? undefined : page.at(-1)
       for (const w of writes) {
-        if (w.ok && w.endedAt < o.startedAt && held.has(w.name) && (last == null || w.name <= last))
+        if (w.ok && w.endedAt < o.startedAt && held.has(w.name) && (last === undefined || w.name <= last))
           assert.ok(names.has(w.name), `${o.path} at ${o.startedAt} lacks ${w.name}`)
       }
       for (const name of names) {

@@ -67,6 +67,12 @@ export function eventFrame(event: string, data: string, id?: string): Buffer {
 }
 
 const CRLF = Buffer.from('\r\n')
+
+/** `frame` as one HTTP/1.1 chunk: its size line, its bytes, CRLF (what Node's chunked write sends). */
+export function httpChunk(frame: Uint8Array): Buffer {
+  return Buffer.concat([Buffer.from(`${frame.length.toString(16)}\r\n`), frame, CRLF])
+}
+
 /** Each frame as one HTTP/1.1 chunk, made once for every stream that sends that frame. */
 const chunks = new WeakMap<Uint8Array, Buffer>()
 
@@ -83,7 +89,7 @@ function writeFrame(res: ServerResponse, frame: Uint8Array): EventEmitter | null
   if (!res.chunkedEncoding || !res.headersSent || socket === null) return res.write(frame) ? null : res
   let chunk = chunks.get(frame)
   if (chunk === undefined) {
-    chunk = Buffer.concat([Buffer.from(`${frame.length.toString(16)}\r\n`), frame, CRLF])
+    chunk = httpChunk(frame)
     chunks.set(frame, chunk)
   }
   return socket.write(chunk) ? null : socket
