@@ -1,5 +1,6 @@
 import type { ChangeSignals, ServingStore } from '../store/store.js'
 import { inTurnSlices } from './turn-slices.js'
+import { activeTracing } from '../tracing/tracing.js'
 
 /**
  * The process's one watcher of owners' listing generations, for held (long-poll) requests of
@@ -147,6 +148,8 @@ export class ChangeWatcher {
   private lastFullPoll = 0
   private closed = false
   private readonly signals: ChangeSignals | null
+  /** traced (src/tracing/): reads kept out of requests' traces, each wake a span of its own */
+  private readonly wakes = activeTracing()?.wakes()
 
   constructor(
     private readonly store: Pick<ServingStore, 'ownerGenerations'>,
@@ -346,7 +349,8 @@ export class ChangeWatcher {
       }
     }
     try {
-      const refused = await sweep.refused([...byHolder.keys()])
+      const holders = [...byHolder.keys()]
+      const refused = await (this.wakes?.detached(() => sweep.refused(holders)) ?? sweep.refused(holders))
       const ended: Woken[] = []
       for (const holder of refused) {
         for (const waiter of byHolder.get(holder) ?? []) ended.push({ waiter, generation: null })
@@ -424,7 +428,9 @@ export class ChangeWatcher {
     try {
       const owners = this.ownersToRead()
       if (owners.length === 0) return
-      const generations = await this.store.ownerGenerations(owners)
+      const startedAt = performance.now()
+      const read = () => this.store.ownerGenerations(owners)
+      const generations = await (this.wakes?.detached(read) ?? read())
       const woken: Woken[] = []
       for (const ownerId of owners) {
         const now = generations.get(ownerId)
@@ -433,7 +439,11 @@ export class ChangeWatcher {
           if (now !== waiter.baseline) woken.push({ waiter, generation: now ?? null })
         }
       }
-      this.wake(woken, 'changed')
+      if (this.wakes === undefined || woken.length === 0) this.wake(woken, 'changed')
+      else {
+        const targets = woken.map(({ waiter }) => waiter.target)
+        this.wakes.woke(targets, startedAt, () => this.wake(woken, 'changed'))
+      }
     } catch (error) {
       this.options.onError?.(error)
     } finally {
