@@ -216,8 +216,9 @@ class OtelTracing implements Tracing {
     // W3C Trace Context Level 2: the caller learns which span answered, and whether it was kept.
     const ids = span.spanContext()
     response.setHeader('traceresponse', `00-${ids.traceId}-${ids.spanId}-${traceFlags(ids)}`)
-    // A client that leaves before its answer: the span still ends (Fastify never reports the request).
-    response.once('close', () => this.left(request))
+    // A client that leaves before its answer: the span still ends, after the listeners that
+    // report the request with its route (an event stream's), which Fastify alone never does.
+    response.once('close', () => setImmediate(() => this.left(request)))
     context.with(trace.setSpan(parent, span), handle)
   }
 

@@ -286,6 +286,12 @@ describe('tracing over OTLP/HTTP', () => {
           assert.equal(event2.attributes['folder_service.feed.delivery'], 'event-stream')
           assert.equal(event2.attributes['folder_service.feed.changes'], 1)
           assert.equal(event2.links[0]?.spanId, link?.spanId, 'the commit woke both in one read')
+          // The client leaves: the stream's request span ends, with its route.
+          stream.close()
+          const ended = await inTrace(receiver, streamed.traceId, hasServerSpan)
+          const streamRequest = named(ended, 'GET /v1/folders/changes')
+          assert.equal(streamRequest.spanId, streamSpanId)
+          assert.equal(streamRequest.parentSpanId, streamed.spanId)
         } finally {
           stream.close()
         }
