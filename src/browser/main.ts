@@ -238,8 +238,7 @@ function renderPage(view: ViewState, page: FolderPage, relisted = false): void {
     (folder) => viewHash({ trail: [...view.trail, folder.id], ...rowState }),
     total === 0 ? 'No folders here.' : 'No folders on this page.',
   )
-  for (const pager of pagers)
-    showPager(pager, page, (href) => viewHash(stateForLink(view, href)), relisted)
+  for (const pager of pagers) showPager(pager, page, (href) => viewHash(stateForLink(view, href)), relisted)
   ui.total.textContent = `${total} ${total === 1 ? 'folder' : 'folders'}`
   ui.limit.value = String(limit)
   ui.order.value = orderOf(view)
