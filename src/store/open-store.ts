@@ -1,7 +1,7 @@
 import { dirname, resolve } from 'node:path'
 import type { Config } from '../config.js'
 import { ConfigError, DEFAULTS } from '../config.js'
-import { postgresUrlProblem } from '../config-values.js'
+import { postgresUrlProblem } from '../database-url/url-problem.js'
 import { isDirectory } from './sqlite/ensure-directory.js'
 import { openSqliteStore } from './sqlite/sqlite-store.js'
 import type { Store } from './store.js'

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { loadConfig } from '../../src/config.js'
 import { parseDatabaseUrl } from '../../src/store/open-store.js'
-import { parseHostList, splitUrlList } from '../../src/store/postgres/host-list.js'
+import { parseHostList, splitUrlList } from '../../src/database-url/host-list.js'
 
 /**
  * Multi-host PostgreSQL URLs as libpq and `pg_autoctl show uri` write them: split into one

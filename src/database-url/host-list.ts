@@ -2,7 +2,9 @@
  * A PostgreSQL URL that may list several hosts, the way libpq and `pg_autoctl show uri`
  * write it: `postgres://user:pass@h1:5432,h2:5433,h3/db?target_session_attrs=read-write`.
  * node-postgres connects to one host only, so the URL is split here into one single-host
- * URL per host, tried in order by the primary finder (primary-finder.ts).
+ * URL per host, tried in order by the primary finder (store/postgres/primary-finder.ts).
+ * Read both by the settings (a URL refused at start-up) and by the PostgreSQL store (the
+ * hosts it connects to), so it belongs to neither: src/database-url/ sits below both.
  *
  * `target_session_attrs`: `read-write` or `primary` (the host must be writable and not in
  * recovery), `any` or absent (the first host that answers). Any other value, an empty host
