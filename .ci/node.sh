@@ -4,9 +4,9 @@
 #   source .ci/node.sh && use_node 22
 #
 # Installs that major version once under NODE_CACHE (default /tmp/folder-service-node), puts
-# it first on PATH for this shell, and points npm's native builds at its headers, from
-# source: better-sqlite3 is built for that Node's ABI with no prebuilt download (the machine
-# reaches only the npm registry and Debian's packages). npm itself stays the machine's.
+# it first on PATH for this shell, and points npm's native builds at its headers:
+# better-sqlite3's prebuilt download fails here (the machine reaches only the npm registry and
+# Debian's packages), so it is built from source for that Node's ABI. npm stays the machine's.
 use_node() {
   local major="$1"
   local dir="${NODE_CACHE:-/tmp/folder-service-node}/${major}"
@@ -18,7 +18,6 @@ use_node() {
   [ -n "$headers" ] || { echo "node@${major} came without its headers" >&2; return 1; }
   export PATH="${dir}/node_modules/node/bin:${PATH}"
   export npm_config_nodedir="${headers%/include/node/node_version.h}"
-  export npm_config_build_from_source=true
   hash -r
   node --version | grep -q "^v${major}\." || { echo "expected Node ${major}, got $(node --version)" >&2; return 1; }
 }
