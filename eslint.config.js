@@ -30,6 +30,22 @@ const MIGRATION_STEPS = {
 }
 
 /**
+ * The settings (src/config.ts, src/config-values.ts) and the backends stand apart: the
+ * settings read values and know no store, a backend is handed its values by
+ * src/store/open-store.ts and reads no setting. What both read about a database URL lives
+ * below both, in src/database-url/ (docs/design.md).
+ */
+const STORE_MODULES = {
+  group: ['**/store/*', '**/store/**'],
+  message: 'The settings know no store: what both read (a database URL) lives in src/database-url/.',
+}
+const SETTINGS_MODULES = {
+  group: ['**/config', '**/config.js', '**/config-*'],
+  message:
+    'A backend reads no setting: src/store/open-store.ts hands it its values; URL parsing lives in src/database-url/.',
+}
+
+/**
  * `no-restricted-imports` for modules kept out of HTTP, with their own extra patterns. A later
  * block's options replace an earlier one's for the same rule, so each block states them whole.
  */
@@ -75,6 +91,15 @@ export default tseslint.config(
     rules: outsideHttp(MIGRATION_STEPS, FEED_MODULES),
   },
   {
+    // A backend is handed its values (open-store.ts) and reads no setting.
+    files: ['src/store/sqlite/**', 'src/store/postgres/**'],
+    rules: outsideHttp(MIGRATION_STEPS, FEED_MODULES, SETTINGS_MODULES),
+  },
+  {
+    files: ['src/config.ts', 'src/config-*.ts'],
+    rules: outsideHttp(MIGRATION_STEPS, FEED_MODULES, STORE_MODULES),
+  },
+  {
     files: ['src/feed/**'],
     rules: outsideHttp(MIGRATION_STEPS, {
       group: ['**/listing/*'],
@@ -93,6 +118,7 @@ export default tseslint.config(
     rules: outsideHttp(
       { ...MIGRATION_STEPS, group: [...MIGRATION_STEPS.group, '!./migrations/index.js'] },
       FEED_MODULES,
+      SETTINGS_MODULES,
     ),
   },
   {

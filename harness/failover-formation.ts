@@ -1,6 +1,6 @@
 import { execFile, execFileSync } from 'node:child_process'
 import pg from 'pg'
-import { parseHostList } from '../src/store/postgres/host-list.js'
+import { parseHostList } from '../src/database-url/host-list.js'
 import { PrimaryFinder } from '../src/store/postgres/primary-finder.js'
 
 /**

@@ -6,7 +6,8 @@
 
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
-import { HostListError, parseHostList, splitUrlList } from './store/postgres/host-list.js'
+import { splitUrlList } from './database-url/host-list.js'
+import { postgresUrlProblem } from './database-url/url-problem.js'
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError'
@@ -175,41 +176,6 @@ export const readUrls: Kind<readonly string[]> = {
   },
   show: (value) => value.join(','),
   accepts: (code) => `comma-separated ${code('postgres://')} URLs`,
-}
-
-/** Why one postgres:// URL (one host or a list) cannot be used, or null; the reason never quotes the URL. */
-export function postgresUrlProblem(url: string): string | null {
-  if (url === '') return 'is empty'
-  if (!/^postgres(ql)?:\/\/[^\s]+$/i.test(url)) return 'is not a postgres:// URL (or has a space)'
-  let hosts
-  try {
-    hosts = parseHostList(url).hosts
-  } catch (error) {
-    return error instanceof HostListError ? error.message : 'cannot be parsed'
-  }
-  // Each host's URL is what node-postgres reads: it must parse too.
-  for (const host of hosts) {
-    const problem = singleUrlProblem(host.url)
-    if (problem !== null) return problem
-  }
-  return null
-}
-
-function singleUrlProblem(url: string): string | null {
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    return 'cannot be parsed (check its host and port)'
-  }
-  if (parsed.port === '0') return 'has port 0 (expected 1 to 65535)'
-  if (parsed.hostname === '' && !parsed.searchParams.has('host')) return 'names no host'
-  try {
-    decodeURIComponent(parsed.username + parsed.password + parsed.pathname)
-  } catch {
-    return 'has a malformed percent escape'
-  }
-  return null
 }
 
 export interface FeedNotify {

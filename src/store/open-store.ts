@@ -1,7 +1,7 @@
 import { dirname, resolve } from 'node:path'
 import type { Config } from '../config.js'
 import { ConfigError, DEFAULTS } from '../config.js'
-import { postgresUrlProblem } from '../config-values.js'
+import { postgresUrlProblem } from '../database-url/url-problem.js'
 import { isDirectory } from './sqlite/ensure-directory.js'
 import { openSqliteStore } from './sqlite/sqlite-store.js'
 import type { Store } from './store.js'
@@ -17,8 +17,9 @@ export type DatabaseTarget = { kind: 'postgres'; url: string } | { kind: 'sqlite
 export function parseDatabaseUrl(url: string): DatabaseTarget {
   if (/^postgres(ql)?:\/\//i.test(url)) {
     // A single host is read by node-postgres as it always was; a host list (or an unknown
-    // target_session_attrs) is checked here, so a URL the service cannot use stops start-up.
-    if (url.includes(',') || url.includes('target_session_attrs')) {
+    // target_session_attrs, or a host or port in the query) is checked here, so a URL the
+    // service cannot use stops start-up.
+    if (url.includes(',') || /[?&](target_session_attrs|host|port)=/.test(url)) {
       const problem = postgresUrlProblem(url)
       if (problem !== null) throw new ConfigError('DATABASE_URL', `the PostgreSQL URL ${problem}`)
     }

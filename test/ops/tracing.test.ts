@@ -297,7 +297,7 @@ describe('tracing over OTLP/HTTP', () => {
         }
       })
 
-      it('no secret in any span: not the cookie, the session id, nor a database password', async () => {
+      it('no secret in any span: not the cookie, the session id, nor a database password', () => {
         const secrets = [SESSION, `session_id=${SESSION}`]
         const password = new URL(served.url.replace(/^sqlite:/, 'sqlite://x/')).password
         if (password !== '') secrets.push(password)

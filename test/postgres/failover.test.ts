@@ -4,7 +4,7 @@ import { validateImport } from '../../src/import/validate-import.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { PrimaryChange } from '../../src/store/failover-stats.js'
 import type { ListFoldersQuery, Store } from '../../src/store/store.js'
-import { parseHostList } from '../../src/store/postgres/host-list.js'
+import { parseHostList } from '../../src/database-url/host-list.js'
 import { PrimaryFinder } from '../../src/store/postgres/primary-finder.js'
 import { TEST_SETTINGS } from '../helpers/databases/backends.js'
 import { freshPostgresDatabase, withAdminClient } from '../helpers/databases/postgres.js'
@@ -19,7 +19,8 @@ import { runCli } from '../helpers/processes/cli.js'
  * the writable host is found among a dead port and a standby, the command line writes there,
  * a primary that turns into a standby under open connections is left for the next host with
  * reads riding through, and no primary at all is a 503 within FAILOVER_WAIT_MS, never a hang.
- * The real switchover and crash of a pg_auto_failover formation are test/failover/.
+ * The real switchover and crash of a pg_auto_failover formation are
+ * test/faults/pg-auto-failover.test.ts.
  */
 
 const OWNER = 'fa110000-0000-4000-8000-000000000001'

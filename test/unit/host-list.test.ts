@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { loadConfig } from '../../src/config.js'
 import { parseDatabaseUrl } from '../../src/store/open-store.js'
-import { parseHostList, splitUrlList } from '../../src/store/postgres/host-list.js'
+import { parseHostList, splitUrlList } from '../../src/database-url/host-list.js'
 
 /**
  * Multi-host PostgreSQL URLs as libpq and `pg_autoctl show uri` write them: split into one
@@ -73,6 +73,78 @@ describe('a host list in DATABASE_URL', () => {
       )
     })
   }
+})
+
+describe('host and port lists in the query, as libpq reads them', () => {
+  const targets = (url: string) => parseHostList(url).hosts.map((host) => host.target)
+
+  it('takes a port= for every host, where the statements then go', () => {
+    const list = parseHostList(
+      `postgres://u:${PASSWORD}@h:1,h:2/fs?port=5481&target_session_attrs=read-write`,
+    )
+    assert.deepEqual(
+      list.hosts.map((host) => host.target),
+      ['h:5481', 'h:5481'],
+    )
+    // Each host's URL names its own port alone: node-postgres lets a port= in the query win.
+    assert.equal(list.hosts[0]?.url, `postgres://u:${PASSWORD}@h:5481/fs`)
+  })
+
+  it('takes a port list, one port per host, and an empty item as 5432', () => {
+    assert.deepEqual(targets('postgres://u@h,h/fs?port=1,5481'), ['h:1', 'h:5481'])
+    assert.deepEqual(targets('postgres://u@a,b/fs?port=5433,'), ['a:5433', 'b:5432'])
+    const list = parseHostList('postgres://u@a,b/fs?sslmode=prefer&port=1,2&application_name=x')
+    assert.deepEqual(list.hosts[1], {
+      target: 'b:2',
+      url: 'postgres://u@b:2/fs?sslmode=prefer&application_name=x',
+      plainUrl: 'postgres://u@b:2/fs?sslmode=disable&application_name=x',
+    })
+  })
+
+  it('takes a host list in the query over the host part, which keeps its ports', () => {
+    assert.deepEqual(targets('postgres://u@/fs?host=a,b&port=1,2'), ['a:1', 'b:2'])
+    assert.deepEqual(targets('postgres://u@x:9,y/fs?host=a,b'), ['a:9', 'b:5432'])
+    assert.deepEqual(targets('postgres://u@/fs?host=::1,a%2Eb&port=6000'), ['[::1]:6000', 'a.b:6000'])
+    // The last host= or port= given wins, as in libpq.
+    assert.deepEqual(targets('postgres://u@a,b/fs?port=1&port=2,3'), ['a:2', 'b:3'])
+  })
+
+  it('names the port a single host is reached on, a query port included', () => {
+    assert.deepEqual(targets('postgres://u@h:1/fs?port=5433'), ['h:5433'])
+    assert.deepEqual(targets('postgres://u@h:1/fs?host=db&port=7&port=8'), ['db:8'])
+  })
+
+  for (const [name, url, reason] of [
+    ['more ports than hosts', 'postgres://u:PW@h,h/fs?port=1,2,3', /has 3 ports for 2 hosts/],
+    ['a port list for one host', 'postgres://u:PW@h/fs?port=1,2', /has 2 ports for 1 host /],
+    ['a host= list shorter than the ports', 'postgres://u:PW@a:1,b:2/fs?host=c', /has 2 ports for 1 host /],
+    ['a bad port in the list', 'postgres://u:PW@h,h/fs?port=1,x', /host 2 has port x/],
+    ['a bad port for one host', 'postgres://u:PW@h/fs?port=99999', /host 1 has port 99999/],
+    ['an empty host in the list', 'postgres://u:PW@/fs?host=a,,b', /empty host entry \(host 2\)/],
+    ['a socket directory in a list', 'postgres://u:PW@/fs?host=/run/pg,a', /socket directory/],
+  ] as const) {
+    it(`stops start-up on ${name}, in one line naming DATABASE_URL, never the password`, () => {
+      assert.throws(
+        () => parseDatabaseUrl(url.replace('PW', PASSWORD)),
+        (error: Error) => {
+          assert.match(error.message, /^DATABASE_URL: /)
+          assert.match(error.message, reason)
+          assert.doesNotMatch(error.message, new RegExp(PASSWORD))
+          assert.equal(error.message.split('\n').length, 1)
+          return true
+        },
+      )
+    })
+  }
+
+  it('keeps a query port list inside its DATABASE_READ_URLS entry', () => {
+    assert.deepEqual(splitUrlList('postgres://u@h,h/db?port=1,2&x=1,postgres://u@c/db?host=a,b'), [
+      'postgres://u@h,h/db?port=1,2&x=1',
+      'postgres://u@c/db?host=a,b',
+    ])
+    const config = loadConfig({ DATABASE_READ_URLS: 'postgres://u@h,h/db?port=1,2,postgres://u@c/db' })
+    assert.deepEqual(config.databaseReadUrls, ['postgres://u@h,h/db?port=1,2', 'postgres://u@c/db'])
+  })
 })
 
 describe('host lists in DATABASE_READ_URLS', () => {

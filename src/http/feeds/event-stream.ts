@@ -192,6 +192,10 @@ export function streamEvents(
   // `on`, not `once`: finish takes it off, and once's wrapper would cost every stream more.
   res.on('close', onClose)
   reply.hijack()
+  // A client that left before the stream started (during the feed's first read, which is
+  // asynchronous on PostgreSQL) closed the response before this listener was there: its
+  // 'close' will not come again. The stream ends now and its source lets go of its place.
+  if (res.destroyed || socket === null || socket.destroyed) return onClose()
   // The headers, the retry line and the first frame (and the catch-up after it) in one write.
   if (socket !== null) {
     socket.cork()

@@ -1,7 +1,7 @@
 import pg from 'pg'
 import type { QueryConfig, QueryResult, QueryResultRow } from 'pg'
 import { StoreUnavailableError } from '../store.js'
-import { parseHostList, type DatabaseHost } from './host-list.js'
+import { parseHostList, type DatabaseHost } from '../../database-url/host-list.js'
 import {
   cannotConnect,
   isDeadConnection,

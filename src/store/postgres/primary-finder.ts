@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { StoreUnavailableError } from '../store.js'
 import type { PrimaryChange, PrimaryStats } from '../failover-stats.js'
-import type { DatabaseHost, HostList } from './host-list.js'
+import type { DatabaseHost, HostList } from '../../database-url/host-list.js'
 import { reasonOf } from './postgres-errors.js'
 import { activeTracing } from '../../tracing/tracing.js'
 

@@ -7,6 +7,8 @@ import net from 'node:net'
  */
 export interface TcpProxy {
   port: number
+  /** connections accepted so far */
+  accepted(): number
   retarget(port: number): void
   stop(): Promise<void>
 }
@@ -14,11 +16,13 @@ export interface TcpProxy {
 export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
   let target = targetPort
   const sockets = new Set<net.Socket>()
+  let accepted = 0
   const cutAll = () => {
     for (const socket of sockets) socket.destroy()
     sockets.clear()
   }
   const server = net.createServer((client) => {
+    accepted++
     const upstream = net.connect(target, '127.0.0.1')
     for (const socket of [client, upstream]) {
       sockets.add(socket)
@@ -33,6 +37,7 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   return {
     port: (server.address() as net.AddressInfo).port,
+    accepted: () => accepted,
     retarget(port) {
       target = port
       cutAll()
