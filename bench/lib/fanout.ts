@@ -409,8 +409,9 @@ async function oneUser(
   // Set up: every stream had its first event; held requests had time to park.
   if (kind === 'sse') await until(() => set.followers.every((f) => f.seen >= 1 || f.failed), 120_000)
   await sleep(kind === 'sse' ? 3000 : 8000)
-  if (kind === 'long-poll' && set.followers.some((f) => f.seen > 0))
-    throw new Error('answered before a change')
+  // A held request answered before any commit is one whose wait ended (it is asked again);
+  // one that carried a rename would be a change nobody made.
+  if (kind === 'long-poll' && highest.some((seq) => seq >= 0)) throw new Error('answered a change before any')
   const rssPerFollowerKb = (readTreeRss(pid) - idleRss) / 1024 / followers
   const meter = new WakeMeter(port, pid)
   const times = commits
@@ -423,8 +424,8 @@ async function oneUser(
         return made.at
       },
       () =>
-        set.followers.every((f, i) =>
-          f.failed || seq === null ? f.seen >= first + k + 1 : (highest[i] ?? -1) >= seq,
+        set.followers.every(
+          (f, i) => f.failed || (seq === null ? f.seen >= first + k + 1 : (highest[i] ?? -1) >= seq),
         ),
     )
     for (let i = 0; i < followers; i++) {
