@@ -4,9 +4,9 @@
  * opentelemetry/proto/collector/trace/v1, by field number) and OTLP/JSON (ids as hex).
  */
 
-export type AttributeValue = string | number | boolean | AttributeValue[]
+type AttributeValue = string | number | boolean | AttributeValue[]
 
-export interface ReceivedLink {
+interface ReceivedLink {
   traceId: string
   spanId: string
 }
