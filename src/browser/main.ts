@@ -218,7 +218,8 @@ function renderPlace(trail: string[], options: { missing?: Missing; settled?: bo
   setTitle(here === '…' ? 'Folders' : here)
 }
 
-function renderPage(view: ViewState, page: FolderPage): void {
+/** Shows `page` of `view`; `relisted`: the same view listed again after a live change. */
+function renderPage(view: ViewState, page: FolderPage, relisted = false): void {
   const { folders, total, limit } = page.body
   rememberNames(folders)
   const sessionId = readSessionId()
@@ -237,7 +238,7 @@ function renderPage(view: ViewState, page: FolderPage): void {
     (folder) => viewHash({ trail: [...view.trail, folder.id], ...rowState }),
     total === 0 ? 'No folders here.' : 'No folders on this page.',
   )
-  for (const pager of pagers) showPager(pager, page, (href) => viewHash(stateForLink(view, href)))
+  for (const pager of pagers) showPager(pager, page, (href) => viewHash(stateForLink(view, href)), relisted)
   ui.total.textContent = `${total} ${total === 1 ? 'folder' : 'folders'}`
   ui.limit.value = String(limit)
   ui.order.value = orderOf(view)
@@ -310,7 +311,7 @@ async function relist(): Promise<void> {
       void render() // the page emptied past the end: land on the last one
       return
     }
-    renderPage(view, fresh)
+    renderPage(view, fresh, true)
     const summary = describeChanges(current.shown, fresh.body)
     current.shown = fresh.body
     if (summary !== null) ui.announce.textContent = summary

@@ -69,8 +69,14 @@ export function pageCount(page: FolderPage): number {
 /**
  * Shows the pager for `page` (hidden when there is one page only); `hrefOf` turns a Link
  * target into the browser's own link. First and last are left out on those pages.
+ * `relisted`: the same view listed again (a live change), not a page gone to.
  */
-export function showPager(pager: Pager, page: FolderPage, hrefOf: (link: string) => string): void {
+export function showPager(
+  pager: Pager,
+  page: FolderPage,
+  hrefOf: (link: string) => string,
+  relisted: boolean,
+): void {
   const { page: number } = page.body
   const count = pageCount(page)
   pager.nav.hidden = count === 1 && number === 1
@@ -79,8 +85,10 @@ export function showPager(pager: Pager, page: FolderPage, hrefOf: (link: string)
   setLink(pager.next, page.links.next, hrefOf)
   setLink(pager.last, number < count ? page.links.last : undefined, hrefOf)
   pager.number.max = String(count)
-  // The field shows where the reader is, unless they are typing a page to go to.
-  if (document.activeElement !== pager.number) pager.number.value = String(number)
+  // The field shows where the reader is, unless they are typing a page to go to while a
+  // live change lists the same page again. Going to a page (a jump, Back, a link) always
+  // sets it: after a jump the focus stays in the field, and Back must not leave the old number.
+  if (!relisted || document.activeElement !== pager.number) pager.number.value = String(number)
   pager.number.setAttribute('aria-label', `Page, 1 to ${count}`)
   pager.of.textContent = `of ${count}`
 }

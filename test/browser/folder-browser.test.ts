@@ -328,6 +328,21 @@ for (const backend of allBackends()) {
       assert.equal(await position(page), 'Page 4 of 6')
       assert.match(new URL(page.url()).hash, /page=4/)
 
+      // Back after the jump: the field typed in keeps the focus, and says where Back went.
+      const inTopField = () =>
+        top
+          .locator('.page-number')
+          .evaluate((input) => input === (globalThis as unknown as PageGlobals).document.activeElement)
+      assert.equal(await inTopField(), true, 'the focus stays in the field after the jump')
+      await page.goBack()
+      await waitForFirst(page, 'Project 1')
+      assert.equal(await inTopField(), true)
+      assert.equal(await top.locator('.page-number').inputValue(), '1', 'the top field after Back')
+      assert.equal(await position(page), 'Page 1 of 6')
+      await page.goForward()
+      await waitForFirst(page, 'Project 31')
+      assert.equal(await top.locator('.page-number').inputValue(), '4', 'the top field after Forward')
+
       // Beyond the last page, the field refuses it and the page stays.
       await page.locator('#pager-bottom .page-number').fill('9')
       await page.locator('#pager-bottom button').click()
