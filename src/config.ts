@@ -210,7 +210,7 @@ const SETTINGS = {
     kind: oneOf(POOLERS),
     default: 'none',
     meaning:
-      '`transaction`: `DATABASE_URL` and `DATABASE_READ_URLS` are a pooler in transaction mode, e.g. PgBouncer ([poolers](operations.md#behind-a-connection-pooler))',
+      '`transaction`: the database URLs reach a pooler in transaction mode ([poolers](operations.md#behind-a-connection-pooler))',
     details:
       'transaction: DATABASE_URL (and every DATABASE_READ_URLS entry) is a connection pooler in transaction mode (PgBouncer, RDS Proxy, Supavisor): no named prepared statements, no startup parameters, nothing kept between transactions; statement timeouts are set in each transaction or by the client. none: a direct connection (or a pooler in session mode). See docs/operations.md.',
   }),
@@ -220,7 +220,7 @@ const SETTINGS = {
     default: null,
     defaultNote: () => '(none)',
     meaning:
-      'the database itself, beside a pooler: `LISTEN` wake-ups and migrations ([poolers](operations.md#behind-a-connection-pooler))',
+      'the database itself, for `LISTEN` and migrations ([poolers](operations.md#behind-a-connection-pooler))',
     details:
       'The PostgreSQL database itself (not through a pooler; it may list hosts like DATABASE_URL), for what needs a session: the LISTEN connection that wakes followers at once, and migrations. Empty: migrations go through DATABASE_URL, and behind DATABASE_POOLER=transaction followers are woken by the poll alone (LONG_POLL_INTERVAL_MS).',
   }),
