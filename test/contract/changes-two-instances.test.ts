@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { allBackends, throughPooler } from '../helpers/databases/backends.js'
+import { allBackends } from '../helpers/databases/backends.js'
 import { changesOf, followedFolder, insertChild, seedFollowed } from '../helpers/fixtures/followed-folder.js'
 import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
 import { startService, type Service } from '../helpers/processes/cli.js'
@@ -14,7 +14,7 @@ import { startService, type Service } from '../helpers/processes/cli.js'
 
 const FOLLOWED = followedFolder('7c000000')
 
-for (const backend of throughPooler(allBackends())) {
+for (const backend of allBackends()) {
   describe(`${backend.name}: the changes feed across two service processes`, { skip: backend.skip }, () => {
     let opened: Awaited<ReturnType<typeof backend.open>>
     let a: Service
@@ -27,10 +27,7 @@ for (const backend of throughPooler(allBackends())) {
     before(async () => {
       opened = await backend.open()
       await seedFollowed(opened.store, FOLLOWED)
-      ;[a, b] = await Promise.all([
-        startService(opened.url, backend.env),
-        startService(opened.url, backend.env),
-      ])
+      ;[a, b] = await Promise.all([startService(opened.url), startService(opened.url)])
       sql = await openRawSql(opened.url)
     })
     after(async () => {

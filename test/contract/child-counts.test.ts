@@ -4,7 +4,7 @@ import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql
 import { validateImport } from '../../src/import/validate-import.js'
 import type { Store } from '../../src/store/store.js'
 import { openStore } from '../../src/store/open-store.js'
-import { allBackends, TEST_SETTINGS, throughPooler } from '../helpers/databases/backends.js'
+import { allBackends, TEST_SETTINGS } from '../helpers/databases/backends.js'
 import { uuid } from '../helpers/fixtures/ids.js'
 
 /**
@@ -51,7 +51,7 @@ async function assertExact(
   }
 }
 
-for (const backend of throughPooler(allBackends())) {
+for (const backend of allBackends()) {
   describe(`${backend.name}: maintained child counts`, { skip: backend.skip }, () => {
     let store: Store
     let opened: Awaited<ReturnType<typeof backend.open>>
@@ -251,7 +251,7 @@ for (const backend of throughPooler(allBackends())) {
       it('takes every count again when migration 013 runs on counts kept the old way', async () => {
         await sql.run('UPDATE folders SET child_count = 99 WHERE id = ?', PARENT)
         await sql.run("DELETE FROM schema_migrations WHERE name = '013-owner-child-counts'")
-        const migrated = await openStore({ ...TEST_SETTINGS, ...backend.settings, databaseUrl: opened.url })
+        const migrated = await openStore({ ...TEST_SETTINGS, databaseUrl: opened.url })
         await migrated.close()
         await assertExact(store, PARENT, 42)
       })

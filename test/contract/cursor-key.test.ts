@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { MissingCursorKeyError } from '../../src/store/store.js'
-import { allBackends, throughPooler } from '../helpers/databases/backends.js'
+import { allBackends } from '../helpers/databases/backends.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { problemBody, request } from '../helpers/apps/test-app.js'
 import { uuid } from '../helpers/fixtures/ids.js'
@@ -21,7 +21,7 @@ const doc = {
   folders: Array.from({ length: 3 }, (_, i) => ({ id: uuid('ce100000', i), name: `f${i}`, owner_id: USER })),
 }
 
-for (const backend of throughPooler(allBackends())) {
+for (const backend of allBackends()) {
   describe(`missing cursor key (${backend.name})`, { skip: backend.skip }, () => {
     it('cursorKey() rejects with MissingCursorKeyError; a listing that needs it is a 500 problem', async () => {
       const fixture = await appWithRawSql(backend, doc, NOW)

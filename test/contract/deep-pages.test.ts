@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { listingBackends, throughPooler } from '../helpers/databases/backends.js'
+import { listingBackends } from '../helpers/databases/backends.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { compareCodePoints } from '../../src/ordering/code-points.js'
 import { listBody, request } from '../helpers/apps/test-app.js'
@@ -37,7 +37,7 @@ function children(): Child[] {
   }))
 }
 
-for (const backend of throughPooler(listingBackends())) {
+for (const backend of listingBackends()) {
   describe(`${backend.name}: deep offset pages from checkpoints`, { skip: backend.skip }, () => {
     let target: Awaited<ReturnType<typeof appWithRawSql>>
     let expected: Child[]

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { allBackends, throughPooler } from '../helpers/databases/backends.js'
+import { allBackends } from '../helpers/databases/backends.js'
 import { openEventStream, type OpenedStream } from '../helpers/http/event-stream-client.js'
 import {
   changesOf,
@@ -16,8 +16,7 @@ import { startService, type Service } from '../helpers/processes/cli.js'
  * Wake-ups (docs/operations.md "Wake-ups"): with the poll interval at its longest (1 s), a
  * stream and a held request on one service process are woken by a commit made on another
  * connection far sooner than the poll would (PostgreSQL NOTIFY, SQLite data_version); with
- * FEED_NOTIFY=off the poll alone still delivers the change. Behind a transaction pooler the
- * hints come from DATABASE_DIRECT_URL.
+ * FEED_NOTIFY=off the poll alone still delivers the change.
  */
 
 const FOLLOWED = followedFolder('7a000000')
@@ -31,7 +30,7 @@ const POLL_MS = '1000'
 const WOKEN_WITHIN_MS = 450
 const SAMPLES = 8
 
-for (const backend of throughPooler(allBackends())) {
+for (const backend of allBackends()) {
   describe(`${backend.name}: commit hints wake followers of another process`, { skip: backend.skip }, () => {
     let opened: Awaited<ReturnType<typeof backend.open>>
     let hinted: Service
@@ -45,12 +44,9 @@ for (const backend of throughPooler(allBackends())) {
     before(async () => {
       opened = await backend.open()
       await seedFollowed(opened.store, FOLLOWED)
-      // Through a transaction pooler, LISTEN goes to the database itself (DATABASE_DIRECT_URL).
-      const direct: Record<string, string> =
-        opened.directUrl === undefined ? {} : { DATABASE_DIRECT_URL: opened.directUrl }
       ;[hinted, polling] = await Promise.all([
-        startService(opened.url, { ...backend.env, ...direct, LONG_POLL_INTERVAL_MS: POLL_MS }),
-        startService(opened.url, { ...backend.env, LONG_POLL_INTERVAL_MS: POLL_MS, FEED_NOTIFY: 'off' }),
+        startService(opened.url, { LONG_POLL_INTERVAL_MS: POLL_MS }),
+        startService(opened.url, { LONG_POLL_INTERVAL_MS: POLL_MS, FEED_NOTIFY: 'off' }),
       ])
       sql = await openRawSql(opened.url)
     })

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { LISTING_SOURCES, type ListingSource, type ListingTable } from '../../src/store/listing-sources.js'
 import { validateImport } from '../../src/import/validate-import.js'
 import { ALL_ROWS, type Store } from '../../src/store/store.js'
-import { allBackends, throughPooler } from '../helpers/databases/backends.js'
+import { allBackends } from '../helpers/databases/backends.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { appOver, problemBody, request, type FolderListJson } from '../helpers/apps/test-app.js'
 import { uuid } from '../helpers/fixtures/ids.js'
@@ -107,7 +107,7 @@ const decide = (table: string) =>
 const undescribed = (table: string, column: Column) =>
   `${table}.${column.name} (${column.type}) is not in LISTING_SOURCES (src/store/listing-sources.ts). ${decide(table)}`
 
-for (const backend of throughPooler(allBackends())) {
+for (const backend of allBackends()) {
   describe(
     `${backend.name}: every column of folders and users against the listing generation`,
     { skip: backend.skip },

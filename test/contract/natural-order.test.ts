@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import fc from 'fast-check'
-import { listingBackends, throughPooler } from '../helpers/databases/backends.js'
+import { listingBackends } from '../helpers/databases/backends.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { listBody, problemBody, request } from '../helpers/apps/test-app.js'
 import { uuid } from '../helpers/fixtures/ids.js'
@@ -49,7 +49,7 @@ function hasSqliteCli(): boolean {
 
 const cursorOf = (url: string) => new URL(url, 'http://x').searchParams.get('cursor') ?? ''
 
-for (const backend of throughPooler(listingBackends())) {
+for (const backend of listingBackends()) {
   describe(`${backend.name}: natural order (order=name_natural)`, { skip: backend.skip }, () => {
     let target: Awaited<ReturnType<typeof appWithRawSql>>
     let app: FastifyInstance

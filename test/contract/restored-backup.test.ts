@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import type { ChangePosition } from '../../src/store/store.js'
-import { allBackends, throughPooler } from '../helpers/databases/backends.js'
+import { allBackends } from '../helpers/databases/backends.js'
 import { backUp } from '../helpers/databases/backup.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { listBody, request } from '../helpers/apps/test-app.js'
@@ -26,7 +26,7 @@ const SESSION = uuid('a7000000', 2)
 const FOLDER = uuid('a7100000', 1)
 const T0 = Date.parse('2026-05-01T10:00:00.000Z')
 
-for (const backend of throughPooler(allBackends())) {
+for (const backend of allBackends()) {
   describe(`${backend.name}: a restored backup`, { skip: backend.skip }, () => {
     let target: Awaited<ReturnType<typeof appWithRawSql>>
     let app: FastifyInstance

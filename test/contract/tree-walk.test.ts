@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import type { Store, TreeQuery } from '../../src/store/store.js'
 import { FULL_PATH_LEVELS } from '../../src/store/tree-walk.js'
-import { allBackends, throughPooler } from '../helpers/databases/backends.js'
+import { allBackends } from '../helpers/databases/backends.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
 
 /**
@@ -62,7 +62,7 @@ async function build(sql: RawSql, owner: string): Promise<{ model: Model; chain:
   return { model, chain, r1 }
 }
 
-for (const backend of throughPooler(allBackends())) {
+for (const backend of allBackends()) {
   describe(`${backend.name}: the tree download's walk`, { skip: backend.skip }, () => {
     let opened: Awaited<ReturnType<typeof backend.open>>
     let store: Store

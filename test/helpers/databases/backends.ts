@@ -17,15 +17,11 @@ export interface Backend {
   open(): Promise<OpenedBackend>
   /** what opening its URL again takes besides TEST_SETTINGS (openStore) */
   settings?: Partial<StoreSettings>
-  /** what a process opening its URL again takes besides the URL (the CLI, `serve`) */
-  env?: Record<string, string>
 }
 
 interface OpenedBackend {
   store: Store
   url: string
-  /** the database itself, when `url` reaches it through a pooler */
-  directUrl?: string
   cleanup(): Promise<void>
 }
 
@@ -99,14 +95,19 @@ const poolerBackend: Backend = {
       ? 'TEST_POOLER_URL is not set (.ci/pgbouncer.sh starts a PgBouncer)'
       : false,
   settings: { databasePooler: 'transaction' },
-  env: { DATABASE_POOLER: 'transaction' },
   async open() {
     const { pooledDatabase } = await import('./postgres.js')
     return pooledDatabase(process.env.TEST_DATABASE_URL ?? '', process.env.TEST_POOLER_URL ?? '')
   },
 }
 
-/** The contract suites' backends: `backends`, and PostgreSQL through a transaction pooler. */
+/**
+ * The backends of the contract suites' core (the store, listings and their cursors, the
+ * change and tree logs, generations, names, bounds): `backends`, and PostgreSQL through a
+ * transaction pooler. The core only, so that CI's time stays bounded (about 45 s through the
+ * pooler at a load of 9); test/postgres/pooler.test.ts covers the commands, the feeds and
+ * the processes through one.
+ */
 export function throughPooler(backends: Backend[]): Backend[] {
   return [...backends, poolerBackend]
 }

@@ -104,7 +104,7 @@ export async function freshPostgresDatabase(
 export async function pooledDatabase(
   url: string,
   poolerUrl: string,
-): Promise<{ store: Store; url: string; directUrl: string; cleanup(): Promise<void> }> {
+): Promise<{ store: Store; url: string; cleanup(): Promise<void> }> {
   if (poolerUrl === '') throw new Error('TEST_POOLER_URL is not set (.ci/pgbouncer.sh starts a PgBouncer)')
   const database = await createEmptyDatabase(url)
   const through = withDatabase(poolerUrl, decodeURIComponent(new URL(database.url).pathname.slice(1)))
@@ -119,7 +119,6 @@ export async function pooledDatabase(
   return {
     store,
     url: through,
-    directUrl: database.url,
     async cleanup() {
       if (cleaned) return
       cleaned = true
