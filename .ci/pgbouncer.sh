@@ -8,7 +8,7 @@
 #   source .ci/pgbouncer.sh && start_pgbouncer && export TEST_POOLER_URL
 #
 # Sets TEST_POOLER_URL: TEST_DATABASE_URL through PgBouncer (the same role, password and
-# database; every database name is passed on to 127.0.0.1:5432). PGBOUNCER_PORT (default
+# database; every database name is passed on to TEST_DATABASE_URL's server). PGBOUNCER_PORT (default
 # 6435) and PGBOUNCER_DIR (its configuration, log and pid file) choose another instance, as
 # the tests that restart one do, and PGBOUNCER_EXTRA adds lines to its [pgbouncer] section
 # (a misconfigured pooler's); stop_pgbouncer stops the one of PGBOUNCER_DIR.
@@ -35,15 +35,17 @@ _pgbouncer_pid() {
 
 _pgbouncer_write_config() {
   # postgres://user:password@host:port/database
-  local rest user password
+  local rest user password server
   rest="${TEST_DATABASE_URL#*://}"
   user="${rest%%:*}"
   password="${rest#*:}"
   password="${password%%@*}"
+  server="${rest#*@}"
+  server="${server%%/*}"
   mkdir -p "$PGBOUNCER_DIR"
   cat >"${PGBOUNCER_DIR}/pgbouncer.ini" <<INI
 [databases]
-* = host=127.0.0.1 port=5432
+* = host=${server%%:*} port=${server##*:}
 
 [pgbouncer]
 listen_addr = 127.0.0.1

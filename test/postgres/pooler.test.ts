@@ -20,11 +20,18 @@ import { logRecords, runCli, startService, type Service } from '../helpers/proce
  * DATABASE_POOLER=transaction; the statement timeout holds without a startup parameter, on
  * the server; both feeds deliver with DATABASE_DIRECT_URL (LISTEN) and without (the poll);
  * 64 connections get only 200s; a restart of the pooler under readers gives only 200 or 503
- * with Retry-After, and 200 again within 1 s of it accepting; a pooler used without
- * DATABASE_POOLER is named in one line, and answered 503, never 500.
+ * with Retry-After, and 200 again within 1 s of it accepting; one that refuses clients past
+ * max_client_conn gives 503 with Retry-After, never 500; a replica is read through a pooler
+ * of its own (DATABASE_READ_URLS); a pooler used without DATABASE_POOLER is named in one
+ * line, and answered 503, never 500.
  */
 
 const databaseUrl = process.env.TEST_DATABASE_URL ?? ''
+const replicaUrl = process.env.TEST_DATABASE_READ_URL ?? ''
+const replicaSkip =
+  replicaUrl === '' && process.env.CI !== 'true'
+    ? 'TEST_DATABASE_READ_URL is not set (.ci/postgres-replica.sh starts a replica)'
+    : false
 const F = followedFolder('9b000000')
 const cookie = `session_id=${F.session}`
 const POOLED = { DATABASE_POOLER: 'transaction' }
@@ -262,6 +269,78 @@ describe('PostgreSQL behind PgBouncer in transaction mode', { skip: pgbouncerSki
       'only 200 after the first one',
     )
   })
+
+  it('answers 503 with Retry-After while the pooler refuses clients (no more connections allowed), never 500', async () => {
+    // Room for four clients: the service's pool of eight is refused past it, then fits.
+    const full = await startPgbouncer(databaseUrl, 'max_client_conn = 4')
+    try {
+      const service = await startService(full.through(db.url), {
+        ...POOLED,
+        LISTING_CACHE_MB: '0',
+        DB_POOL_SIZE: '8',
+      })
+      services.push(service)
+      const crowded = await readFor(service.base, 16, 2000)
+      const counts = tally(crowded)
+      assert.deepEqual(
+        Object.keys(counts).filter((status) => status !== '200' && status !== '503'),
+        [],
+        JSON.stringify(counts),
+      )
+      assert.ok((counts[503] ?? 0) > 0, `the refusal was met: ${JSON.stringify(counts)}`)
+      assert.ok(
+        crowded.every((answer) => answer.status !== 503 || answer.retryAfter !== null),
+        'every 503 says Retry-After',
+      )
+      assert.ok(
+        logRecords(service).some((record) => JSON.stringify(record).includes('no more connections allowed')),
+        'the refusal is logged',
+      )
+      // Within the pooler's room again, only 200.
+      const roomy = await readFor(service.base, 2, 1000)
+      assert.deepEqual(Object.keys(tally(roomy)), ['200'], JSON.stringify(tally(roomy)))
+    } finally {
+      full.close()
+    }
+  })
+
+  it(
+    'reads listings on a replica through a pooler of its own (DATABASE_READ_URLS)',
+    { skip: replicaSkip },
+    async () => {
+      const replicaBouncer = await startPgbouncer(replicaUrl)
+      try {
+        const replicaPort = new URL(replicaUrl).port
+        const onReplica = new URL(db.url)
+        onReplica.port = replicaPort
+        const store = await openStore({
+          ...TEST_SETTINGS,
+          databaseUrl: pooled,
+          databasePooler: 'transaction',
+          databaseReadUrls: [replicaBouncer.through(onReplica.toString())],
+        })
+        stores.push(store)
+        const direct = await openStore({ ...TEST_SETTINGS, databaseUrl: db.url })
+        stores.push(direct)
+        const query = { ownerId: F.owner, parentId: F.parent, page: 1, limit: 50 }
+        const expected = await direct.listFolders(query)
+        // The replica serves once it has replayed the owner's generation; until then the primary does.
+        const deadline = Date.now() + 10_000
+        let read = 0
+        while (read === 0 && Date.now() < deadline) {
+          assert.deepEqual(await store.listFolders(query), expected)
+          read = store.readRouting?.().replicas[0]?.reads ?? 0
+          if (read === 0) await sleep(50)
+        }
+        assert.ok(
+          read > 0,
+          `the replica was read through its pooler: ${JSON.stringify(store.readRouting?.())}`,
+        )
+      } finally {
+        replicaBouncer.close()
+      }
+    },
+  )
 })
 
 describe('a transaction pooler used without DATABASE_POOLER', { skip: pgbouncerSkip }, () => {
