@@ -322,7 +322,16 @@ describe('PostgreSQL behind PgBouncer in transaction mode', { skip: pgbouncerSki
         stores.push(store)
         const direct = await openStore({ ...TEST_SETTINGS, databaseUrl: db.url })
         stores.push(direct)
-        const query = { ownerId: F.owner, parentId: F.parent, page: 1, limit: 50 }
+        // The session's generation, as a request carries it: a replica that has it may serve.
+        const session = await direct.findSessionUser(F.session, Date.now())
+        assert.ok(session !== null)
+        const query = {
+          ownerId: F.owner,
+          parentId: F.parent,
+          page: 1,
+          limit: 50,
+          minGeneration: session.generation,
+        }
         const expected = await direct.listFolders(query)
         // The replica serves once it has replayed the owner's generation; until then the primary does.
         const deadline = Date.now() + 10_000
