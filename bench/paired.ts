@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process'
+import { createServer } from 'node:http'
 import { resolve } from 'node:path'
 import { parseArgs, promisify } from 'node:util'
 import { findWrk } from './lib/wrk.js'
@@ -20,13 +21,16 @@ import { HOST, freePort, spawnChild, stopAllChildren, waitForHttp, type Child } 
  *
  * A build folder outside the repository needs node_modules (a symlink) beside it. Rate
  * limits stay on at the highest allowed rate, so their cost is measured without a 429.
+ * `--otlp-sink` points both sides' OTEL_EXPORTER_OTLP_ENDPOINT at a collector stand-in in
+ * this process that reads each export and answers 200, so tracing (switched on by
+ * `--env-b OTEL_TRACES_EXPORTER=otlp`) is measured with its exports sent and accepted.
  */
 
 const run = promisify(execFile)
 const log = (line: string) => process.stdout.write(`${line}\n`)
 
 const USAGE =
-  'usage: npm run bench:paired -- --a DIST --b DIST --db URL --session ID [--path /v1/folders] [--pairs 8] [--seconds 2] [--env K=V] [--env-a K=V] [--env-b K=V]'
+  'usage: npm run bench:paired -- --a DIST --b DIST --db URL --session ID [--path /v1/folders] [--pairs 8] [--seconds 2] [--env K=V] [--env-a K=V] [--env-b K=V] [--otlp-sink]'
 
 const { values } = parseArgs({
   options: {
@@ -40,6 +44,7 @@ const { values } = parseArgs({
     env: { type: 'string', multiple: true, default: [] },
     'env-a': { type: 'string', multiple: true, default: [] },
     'env-b': { type: 'string', multiple: true, default: [] },
+    'otlp-sink': { type: 'boolean', default: false },
   },
 })
 
@@ -110,6 +115,30 @@ async function measure(wrk: string, side: Side, seconds: number): Promise<void> 
   side.rates.push(requests / seconds)
 }
 
+/** A collector stand-in: reads each OTLP export whole and accepts it; its base URL. */
+async function otlpSink(): Promise<{ url: string; exports: () => number; close: () => void }> {
+  let exports = 0
+  const server = createServer((request, response) => {
+    request.resume()
+    request.on('end', () => {
+      exports += 1
+      response.writeHead(200, { 'content-type': request.headers['content-type'] ?? 'application/json' })
+      response.end()
+    })
+  })
+  await new Promise<void>((ready) => server.listen(0, HOST, ready))
+  const address = server.address()
+  if (address === null || typeof address === 'string') throw new Error('the OTLP sink has no port')
+  return {
+    url: `http://${HOST}:${address.port}`,
+    exports: () => exports,
+    close: () => {
+      server.close()
+      server.closeAllConnections()
+    },
+  }
+}
+
 const median = (xs: number[]) => {
   const sorted = [...xs].sort((x, y) => x - y)
   const middle = sorted.length >> 1
@@ -131,7 +160,11 @@ async function main(): Promise<void> {
   if (wrk === null) throw new Error('wrk is not installed')
   const pairs = Number(values.pairs)
   const seconds = Number(values.seconds)
-  const shared = settings(values.env)
+  const sink = values['otlp-sink'] ? await otlpSink() : null
+  const shared = {
+    ...(sink === null ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url }),
+    ...settings(values.env),
+  }
   const a = await startBuild('A', values.a, { ...shared, ...settings(values['env-a']) })
   const b = await startBuild('B', values.b, { ...shared, ...settings(values['env-b']) })
   for (let pair = 0; pair < pairs; pair++) {
@@ -145,6 +178,10 @@ async function main(): Promise<void> {
       `(B/A ${(median(b.perRequestUs) / median(a.perRequestUs)).toFixed(3)}); B cheaper in ${cheaper} of ${pairs} pairs; ` +
       `median req/s A ${median(a.rates).toFixed(0)}, B ${median(b.rates).toFixed(0)}`,
   )
+  if (sink !== null) {
+    log(`OTLP exports received: ${sink.exports()}`)
+    sink.close()
+  }
 }
 
 try {

@@ -14,6 +14,7 @@ import {
 } from './postgres-errors.js'
 import { PRIMARY_ROLE, PrimaryFinder, roleProblem, type RoleRow } from './primary-finder.js'
 import { beginStatement, cancelAfter, SessionlessClient } from './transaction-pooler.js'
+import { activeTracing, type DatabaseServer, type Tracing } from '../../tracing/tracing.js'
 
 /**
  * The connection pool of the PostgreSQL adapter and the only code that checks connections
@@ -117,6 +118,8 @@ export class Connections {
     url: string,
     private readonly settings: PoolSettings,
     private readonly follow: FollowSettings = { failoverWaitMs: 0 },
+    /** what these servers are to the service, as a statement's span says (a replica's pool, or the primary's) */
+    role: DatabaseServer['role'] = 'primary',
   ) {
     this.pooled = settings.pooler === 'transaction'
     this.begin = beginStatement(this.pooled, settings.statementTimeoutMs)
@@ -129,6 +132,27 @@ export class Connections {
       this.finder = new PrimaryFinder(list, settings.connectTimeoutMs)
       this.requirePrimary = list.attrs === 'read-write'
     }
+    // Traced (src/tracing/): each statement and transaction in a span; off, nothing changes here.
+    const tracing = activeTracing()
+    if (tracing !== null) this.traceStatements(tracing, role)
+  }
+
+  /** Runs every statement and transaction inside a span naming it and its server (never the URL). */
+  private traceStatements(tracing: Tracing, role: DatabaseServer['role']): void {
+    const servers = new WeakMap<DatabaseHost, DatabaseServer>()
+    const server = (host: DatabaseHost): DatabaseServer => {
+      let known = servers.get(host)
+      if (known === undefined) {
+        known = { target: host.target, database: databaseOf(host.url), role }
+        servers.set(host, known)
+      }
+      return known
+    }
+    const once = this.once.bind(this)
+    this.once = (at, query) => tracing.statement(statementName(query), server(at.host), () => once(at, query))
+    const transactionOn = this.transactionOn.bind(this)
+    this.transactionOn = (at, work) =>
+      tracing.statement('transaction', server(at.host), () => transactionOn(at, work))
   }
 
   private readonly requirePrimary: boolean = false
@@ -229,6 +253,10 @@ export class Connections {
    */
   async transaction<T>(work: (client: Client) => Promise<T>): Promise<T> {
     const at = this.fixed ?? (await this.primaryPool(Date.now() + this.follow.failoverWaitMs))
+    return this.transactionOn(at, work)
+  }
+
+  private async transactionOn<T>(at: HostPool, work: (client: Client) => Promise<T>): Promise<T> {
     const client = await this.checkout(at)
     this.statements++
     // Reusable only after COMMIT or ROLLBACK succeeded: otherwise the session state is unknown.
@@ -349,6 +377,19 @@ export class Connections {
 
 /** Why a connection whose statement outlived its timeout is not reused. */
 const CANCEL_SENT = new Error('a cancel request was sent on this connection')
+/** A statement as its span names it: its prepared name, else its first keyword (never its text). */
+function statementName(query: QueryConfig): string {
+  return query.name ?? /^\s*([a-z]+)/i.exec(query.text)?.[1]?.toUpperCase() ?? 'statement'
+}
+
+/** The database a single-host URL names (its path), for spans; '' when it names none. */
+function databaseOf(url: string): string {
+  try {
+    return decodeURIComponent(new URL(url).pathname.slice(1))
+  } catch {
+    return ''
+  }
+}
 
 function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error))
