@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
-import { createServer } from 'node:http'
 import { resolve } from 'node:path'
 import { parseArgs, promisify } from 'node:util'
+import { OtlpReceiver } from '../harness/otlp-receiver.js'
 import { findWrk } from './lib/wrk.js'
 import { readCpuSeconds } from './lib/process-stats.js'
 import { HOST, freePort, spawnChild, stopAllChildren, waitForHttp, type Child } from './lib/processes.js'
@@ -21,8 +21,8 @@ import { HOST, freePort, spawnChild, stopAllChildren, waitForHttp, type Child } 
  *
  * A build folder outside the repository needs node_modules (a symlink) beside it. Rate
  * limits stay on at the highest allowed rate, so their cost is measured without a 429.
- * `--otlp-sink` points both sides' OTEL_EXPORTER_OTLP_ENDPOINT at a collector stand-in in
- * this process that reads each export and answers 200, so tracing (switched on by
+ * `--otlp-sink` points both sides' OTEL_EXPORTER_OTLP_ENDPOINT at an OTLP receiver in this
+ * process that accepts each export without decoding it, so tracing (switched on by
  * `--env-b OTEL_TRACES_EXPORTER=otlp`) is measured with its exports sent and accepted.
  */
 
@@ -115,30 +115,6 @@ async function measure(wrk: string, side: Side, seconds: number): Promise<void> 
   side.rates.push(requests / seconds)
 }
 
-/** A collector stand-in: reads each OTLP export whole and accepts it; its base URL. */
-async function otlpSink(): Promise<{ url: string; exports: () => number; close: () => void }> {
-  let exports = 0
-  const server = createServer((request, response) => {
-    request.resume()
-    request.on('end', () => {
-      exports += 1
-      response.writeHead(200, { 'content-type': request.headers['content-type'] ?? 'application/json' })
-      response.end()
-    })
-  })
-  await new Promise<void>((ready) => server.listen(0, HOST, ready))
-  const address = server.address()
-  if (address === null || typeof address === 'string') throw new Error('the OTLP sink has no port')
-  return {
-    url: `http://${HOST}:${address.port}`,
-    exports: () => exports,
-    close: () => {
-      server.close()
-      server.closeAllConnections()
-    },
-  }
-}
-
 const median = (xs: number[]) => {
   const sorted = [...xs].sort((x, y) => x - y)
   const middle = sorted.length >> 1
@@ -160,7 +136,7 @@ async function main(): Promise<void> {
   if (wrk === null) throw new Error('wrk is not installed')
   const pairs = Number(values.pairs)
   const seconds = Number(values.seconds)
-  const sink = values['otlp-sink'] ? await otlpSink() : null
+  const sink = values['otlp-sink'] ? await OtlpReceiver.start({ decode: false }) : null
   const shared = {
     ...(sink === null ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url }),
     ...settings(values.env),
@@ -179,8 +155,8 @@ async function main(): Promise<void> {
       `median req/s A ${median(a.rates).toFixed(0)}, B ${median(b.rates).toFixed(0)}`,
   )
   if (sink !== null) {
-    log(`OTLP exports received: ${sink.exports()}`)
-    sink.close()
+    log(`OTLP exports received: ${sink.exports.length} (${sink.bytes} bytes)`)
+    await sink.close()
   }
 }
 

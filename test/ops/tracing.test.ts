@@ -163,6 +163,11 @@ describe('tracing over OTLP/HTTP', () => {
             requestId: res.headers.get('x-request-id'),
           },
         )
+        // Sent in http/protobuf, the default encoding, to the endpoint's /v1/traces.
+        assert.deepEqual(
+          new Set(receiver.exports.map((sent) => `${sent.contentType} ${sent.path}`)),
+          new Set(['application/x-protobuf /v1/traces']),
+        )
         // The answer names the span that answered (W3C Trace Context Level 2).
         assert.equal(res.headers.get('traceresponse'), `00-${caller.traceId}-${request.spanId}-01`)
 
