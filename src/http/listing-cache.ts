@@ -1,3 +1,5 @@
+import { RecencyMap } from '../recency-map.js'
+
 /**
  * Finished listing answers (body, ETag, Link), least recently used first out, within a
  * byte budget, so that a repeated request costs no Store read, serialisation or hashing.
@@ -25,12 +27,13 @@ function sizeOf(key: string, entry: CachedListing): number {
 }
 
 export class ListingCache {
-  /** Insertion order is recency order: a hit moves its entry to the end. */
-  private readonly entries = new Map<string, CachedListing>()
-  private bytes = 0
+  /** the answers within the byte budget, least recently used out first */
+  private readonly entries: RecencyMap<string, CachedListing>
 
   /** @param maxBytes bound on the cached strings; 0 disables the cache. */
-  constructor(private readonly maxBytes: number) {}
+  constructor(private readonly maxBytes: number) {
+    this.entries = new RecencyMap(maxBytes, sizeOf)
+  }
 
   get enabled(): boolean {
     return this.maxBytes > 0
@@ -38,30 +41,18 @@ export class ListingCache {
 
   /** Bytes held now (for tests and metrics). */
   get size(): number {
-    return this.bytes
+    return this.entries.weight
   }
 
+  /** The answer filed under `key`, made the most recently used. */
   get(key: string): CachedListing | undefined {
-    const entry = this.entries.get(key)
-    if (entry !== undefined) {
-      this.entries.delete(key)
-      this.entries.set(key, entry)
-    }
-    return entry
+    return this.entries.touch(key)
   }
 
+  /** Files `entry` under `key`, unless the cache was cleared since `era` (see era). */
   set(key: string, entry: CachedListing, era = this.era): void {
     if (era !== this.era) return
-    const size = sizeOf(key, entry)
-    if (size > this.maxBytes) return
-    const previous = this.entries.get(key)
-    if (previous !== undefined) this.forget(key, previous)
     this.entries.set(key, entry)
-    this.bytes += size
-    for (const [oldKey, oldEntry] of this.entries) {
-      if (this.bytes <= this.maxBytes) break
-      this.forget(oldKey, oldEntry)
-    }
   }
 
   /**
@@ -70,7 +61,6 @@ export class ListingCache {
    */
   clear(): void {
     this.entries.clear()
-    this.bytes = 0
     this.era++
   }
 
@@ -79,9 +69,4 @@ export class ListingCache {
    * answer read before a clear is never filed after it.
    */
   era = 0
-
-  private forget(key: string, entry: CachedListing): void {
-    this.entries.delete(key)
-    this.bytes -= sizeOf(key, entry)
-  }
 }

@@ -1,4 +1,5 @@
 import { normaliseUuid } from '../ids.js'
+import { RecencyMap } from '../recency-map.js'
 import type { FolderListBody } from '../schemas/folder.js'
 import { toFolderBody } from '../schemas/folder-body.js'
 import {
@@ -135,7 +136,7 @@ const CHECKPOINT_LISTINGS = 256
 
 export class Listings {
   /** (owner, generation, parent) -> checkpoint keys; a promise, so concurrent misses share one read */
-  private readonly checkpoints = new Map<string, Promise<FolderKey[] | null>>()
+  private readonly checkpoints = new RecencyMap<string, Promise<FolderKey[] | null>>(CHECKPOINT_LISTINGS)
   /** the rel="changes" cursors, sealed once per folder and generation */
   private readonly changesLinks = new ChangesLinkTokens()
 
@@ -155,23 +156,22 @@ export class Listings {
     offset: number,
   ): Promise<NonNullable<ListFoldersQuery['seek']> | undefined> {
     const key = `${user.id} ${user.generation} ${parentId ?? ''} ${order}`
-    let keys = this.checkpoints.get(key)
+    let keys = this.checkpoints.touch(key)
     if (keys === undefined) {
-      keys = this.store.listingCheckpoints({
+      const read = this.store.listingCheckpoints({
         ownerId: user.id,
         parentId,
         every: CHECKPOINT_EVERY,
         minGeneration: user.generation,
         order,
       })
-      keys.catch(() => this.checkpoints.delete(key))
-      if (this.checkpoints.size >= CHECKPOINT_LISTINGS) {
-        this.checkpoints.delete(this.checkpoints.keys().next().value as string)
-      }
-    } else {
-      this.checkpoints.delete(key) // re-inserted below: most recently used
+      // A failed read is not kept (unless another read of the key took its place meanwhile).
+      read.catch(() => {
+        if (this.checkpoints.peek(key) === read) this.checkpoints.delete(key)
+      })
+      this.checkpoints.set(key, read)
+      keys = read
     }
-    this.checkpoints.set(key, keys)
     const found = await keys
     const at = Math.min(Math.floor(offset / CHECKPOINT_EVERY), found?.length ?? 0)
     const checkpoint = found?.[at - 1]

@@ -161,8 +161,25 @@ function changedIn(rows: readonly LoggedRow[], end: number, rootId: string | nul
   return { folders, owner }
 }
 
+/**
+ * The log rows after x that the first range may take, read in chunks (the first of `limit` + 1
+ * rows, then twice as many each time) until they name more folders than `limit`, pass
+ * ROW_CAP, or reach the log's end. So an answer reads about as many rows as it has entries,
+ * however long the log behind it; and when the rows read end before the log does, one row
+ * at least lies past where the first range can end.
+ */
+function* logAfter(q: TreeAnswerQuery, x: ChangePosition): Reading<LoggedRow[]> {
+  const rows: LoggedRow[] = []
+  for (let chunk = q.limit + 1; ; chunk *= 2) {
+    const want = Math.min(chunk, ROW_CAP + 1 - rows.length)
+    const read = yield* ask({ read: 'log', after: rows.at(-1)?.position ?? x, limit: want })
+    rows.push(...read)
+    if (read.length < want || rows.length > ROW_CAP || firstRange(rows, q) < rows.length) return rows
+  }
+}
+
 function* follow(q: TreeAnswerQuery, x: ChangePosition): Reading<TreeAnswer> {
-  const rows = yield* ask({ read: 'log', after: x, limit: ROW_CAP + 1 })
+  const rows = yield* logAfter(q, x)
   const readable = Math.min(rows.length, ROW_CAP)
   let end = Math.min(firstRange(rows, q), readable)
   const before = new TreeAt(x, q.ownerId, q.rootId)

@@ -19,7 +19,8 @@ import { runCli } from '../helpers/processes/cli.js'
  * the writable host is found among a dead port and a standby, the command line writes there,
  * a primary that turns into a standby under open connections is left for the next host with
  * reads riding through, and no primary at all is a 503 within FAILOVER_WAIT_MS, never a hang.
- * The real switchover and crash of a pg_auto_failover formation are test/failover/.
+ * The real switchover and crash of a pg_auto_failover formation are
+ * test/faults/pg-auto-failover.test.ts.
  */
 
 const OWNER = 'fa110000-0000-4000-8000-000000000001'

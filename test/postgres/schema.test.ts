@@ -220,6 +220,7 @@ describe('postgres migrations', { skip }, () => {
         '013-owner-child-counts',
         '014-inserted-row-counts',
         '015-tree-states',
+        '016-tree-old-parents',
       ])
     } finally {
       await database.drop()

@@ -24,6 +24,8 @@ const BACKEND_ONLY: Record<string, 'sqlite' | 'postgres'> = {
   '008-portable-clock': 'sqlite',
   // LISTEN/NOTIFY wake-ups exist on PostgreSQL only.
   '011-change-notifications': 'postgres',
+  // The old-parent index of the tree feed, which SQLite's 015 made already.
+  '016-tree-old-parents': 'postgres',
 }
 
 const STEPS = { sqlite: sqliteMigrationNames, postgres: postgresMigrationNames }

@@ -32,4 +32,27 @@ describe('recency map', () => {
     map.clear()
     assert.equal(map.size, 0)
   })
+
+  it('bounds the total weight when entries weigh differently; one over the bound is not kept', () => {
+    const map = new RecencyMap<string, string>(10, (key, value) => key.length + value.length)
+    map.set('a', '1234') // 5
+    map.set('b', '123') // 4: 9 in all
+    assert.equal(map.weight, 9)
+    map.touch('a') // b is now the least recent
+    map.set('c', '12') // 3: 12 > 10, so b goes
+    assert.deepEqual(
+      ['a', 'b', 'c'].map((key) => map.peek(key)),
+      ['1234', undefined, '12'],
+    )
+    assert.equal(map.weight, 8)
+    map.set('a', '1') // set again: its old weight is given back
+    assert.equal(map.weight, 5)
+    map.set('c', '1234567890') // 11 alone: refused, and c keeps what it held
+    assert.equal(map.peek('c'), '12')
+    assert.equal(map.weight, 5)
+    map.delete('a')
+    assert.equal(map.weight, 3)
+    map.clear()
+    assert.deepEqual([map.size, map.weight], [0, 0])
+  })
 })

@@ -5,6 +5,7 @@ import { showProgress, type ImportProgress } from '../import-progress.js'
 import { print, UsageError, withStore, type DbOptions } from '../run-command.js'
 import { seedDemo } from '../seed-demo.js'
 import { openableUrl } from '../../service-url.js'
+import { parseDatabaseUrl, type DatabaseTarget } from '../../store/open-store.js'
 
 /** migrate, import and seed: commands that bring data and schema into a database. */
 
@@ -18,12 +19,22 @@ async function* recordsThenWrite(
   progress.readAt = (performance.now() - started) / 1000
 }
 
-/** What `migrate` did, in one line: the steps it applied, or that there were none to apply. */
-function migrationReport(steps: readonly string[]): string {
+const BACKEND_NAMES = { sqlite: 'SQLite', postgres: 'PostgreSQL' } as const
+
+/**
+ * What `migrate` did, in one line: the steps it applied, or that there were none to apply.
+ * Steps are numbered alike on both backends and each backend skips the numbers it does not
+ * need, so a fresh SQLite database and a fresh PostgreSQL one apply different counts: the
+ * line names the backend and says so.
+ */
+function migrationReport(steps: readonly string[], backend: DatabaseTarget['kind']): string {
   if (steps.length === 0) return 'schema is up to date (nothing to apply)'
+  const name = BACKEND_NAMES[backend]
   const named =
-    steps.length === 1 ? `step ${steps[0]}` : `${steps.length} steps, ${steps[0]} to ${steps.at(-1)}`
-  return `applied schema ${named}; schema is up to date`
+    steps.length === 1
+      ? `${name} schema step ${steps[0]}`
+      : `${steps.length} ${name} schema steps, ${steps[0]} to ${steps.at(-1)}`
+  return `applied ${named} (numbered alike on both backends; each skips the numbers it does not need); schema is up to date`
 }
 
 export function registerDataCommands(program: Command): void {
@@ -35,8 +46,8 @@ export function registerDataCommands(program: Command): void {
       let steps: readonly string[] = []
       return withStore(
         options,
-        () => {
-          process.stdout.write(`${migrationReport(steps)}\n`)
+        (_store, config) => {
+          process.stdout.write(`${migrationReport(steps, parseDatabaseUrl(config.databaseUrl).kind)}\n`)
           return Promise.resolve()
         },
         (applied) => {

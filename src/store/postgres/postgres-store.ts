@@ -34,7 +34,7 @@ import { ReadRouter, type ReplicaSettings, type SnapshotGeneration } from './rep
 import { migratePostgres } from './postgres-migrations.js'
 import { changesResult, type LoggedChange } from '../change-rows.js'
 import { naturalKey } from '../../ordering/natural-key.js'
-import { readTree, type SnapshotQuery } from './postgres-tree.js'
+import { readTree, TREE_TRANSACTION, type SnapshotQuery } from './postgres-tree.js'
 import {
   ADD_FOLDER,
   ANALYZE,
@@ -363,7 +363,7 @@ export class PostgresStore implements Store {
     if (!ids.every((id) => id === null || isStoredId(id)))
       return Promise.resolve({ outcome: 'parent-not-found' })
     return this.db.transaction(async (client) => {
-      await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY')
+      await client.query(TREE_TRANSACTION)
       // Each statement's row type is the caller's (postgres-tree.ts reads its own columns).
       const run: SnapshotQuery = async <R>(statement: QueryConfig) =>
         (await client.query<R & QueryResultRow>(statement)).rows

@@ -10,8 +10,20 @@ import { ms } from './postgres-statements.js'
  * adapter's), so they read one snapshot. Each is a seek or a short range: the owner's rows
  * after a position on folder_changes_by_position, a folder's first row after a position on
  * folder_changes_by_folder (migration 015), the old states under a parent on
- * folder_changes_by_owner, children on folders_tree.
+ * folder_changes_by_old_parent (migration 016), children on folders_tree.
  */
+
+/**
+ * How an answer's transaction begins: one snapshot, and plans made of index seeks. Every
+ * read here is a seek or a short range on an index made for it, and its cost must not grow
+ * with the backlog behind a cursor; but the planner judges by statistics, which lag a burst
+ * of writes (the owner's rows after a position were estimated at 1 where there were 20,000,
+ * and read whole and sorted). Scans of a whole table or index, and hash and merge joins
+ * (which read one side whole), are therefore ruled out for this transaction alone.
+ */
+export const TREE_TRANSACTION = `SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
+  SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;
+  SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off`
 
 /** Runs one statement in the answer's transaction. */
 export type SnapshotQuery = <R>(statement: QueryConfig) => Promise<R[]>
@@ -31,20 +43,30 @@ const STATE: QueryConfig = {
     FROM users AS u WHERE u.id = $1`,
 }
 
-/** $1 owner, $2 and $3 the position, $4 rows. */
+/**
+ * $1 owner, $2 and $3 the position, $4 rows. Ordered by the table's columns: the output's
+ * `generation` is text, and ordering by it sorted every row of the owner after the position.
+ * No 'reset' row follows a valid position (STATE, in the same snapshot), and none is named
+ * by kind: a list of kinds let the planner take folder_changes_by_owner and sort.
+ */
 const LOG: QueryConfig = {
   name: 'folder_service_tree_log',
   text: `SELECT id::text AS row_id, generation::text AS generation, kind, parent_id, folder_id, place
     FROM folder_changes
-   WHERE owner_id = $1 AND (generation, id) > ($2::int8, $3::int8) AND kind IN ('folder', 'owner')
-   ORDER BY generation, id LIMIT $4::int8`,
+   WHERE owner_id = $1 AND (generation, id) > ($2::int8, $3::int8) AND kind <> 'reset'
+   ORDER BY folder_changes.generation, folder_changes.id LIMIT $4::int8`,
 }
 
-/** An old state after ($2, $3) names `folder` as the parent. */
-const parentOfOldState = (folder: string) => `EXISTS (
-      SELECT 1 FROM folder_changes AS o
-       WHERE o.owner_id = $1 AND o.kind = 'folder' AND o.parent_id = ${folder} AND o.place = 0
-         AND (o.generation, o.id) > ($2::int8, $3::int8))`
+/**
+ * Whether an old state after ($2, $3) names `folder` as the parent, as `alias`.named (null:
+ * none): one seek on folder_changes_by_old_parent per folder. A join, not EXISTS, which the
+ * planner may turn into one hashed read of every old state after the position.
+ */
+const oldStateParent = (folder: string, alias: string) => `LEFT JOIN LATERAL (
+      SELECT true AS named FROM folder_changes AS o
+       WHERE o.owner_id = $1 AND o.kind = 'folder' AND o.place = 0 AND o.parent_id = ${folder}
+         AND (o.generation, o.id) > ($2::int8, $3::int8)
+       LIMIT 1) AS ${alias} ON true`
 
 /** $1 owner, $2 and $3 the position, $4 the ids: each one's first row after it and its row now. */
 const STATES: QueryConfig = {
@@ -53,13 +75,14 @@ const STATES: QueryConfig = {
          ${ms('c.created_at')}::text AS created_at, ${ms('c.updated_at')}::text AS updated_at,
          f.owner_id, f.is_deleted, f.name AS now_name, f.folder_id AS now_parent,
          ${ms('f.created_at')}::text AS now_created_at, ${ms('f.updated_at')}::text AS now_updated_at,
-         f.child_count, ${parentOfOldState('i.id')} AS parent_of_old_state
+         f.child_count, p.named IS NOT NULL AS parent_of_old_state
     FROM unnest($4::uuid[]) AS i(id)
     LEFT JOIN LATERAL (
       SELECT generation, place, parent_id, live, name, created_at, updated_at FROM folder_changes
        WHERE owner_id = $1 AND kind = 'folder' AND folder_id = i.id AND (generation, id) > ($2::int8, $3::int8)
        ORDER BY generation, id LIMIT 1) AS c ON true
-    LEFT JOIN folders AS f ON f.id = i.id`,
+    LEFT JOIN folders AS f ON f.id = i.id
+    ${oldStateParent('i.id', 'p')}`,
 }
 
 /**
@@ -75,9 +98,9 @@ const children = (rootParent: boolean): QueryConfig => {
     rootParent ? `${column} IS NULL AND $4::uuid IS NULL` : `${column} = $4::uuid`
   return {
     name: rootParent ? 'folder_service_tree_root_children' : 'folder_service_tree_children',
-    text: `SELECT id::text AS id, name, folder_id, created_at::text AS created_at, updated_at::text AS updated_at,
-           child_count > 0 OR ${parentOfOldState('both_kinds.id')} AS may_have_children
-      FROM ((
+    text: `SELECT page.id::text AS id, name, folder_id, created_at::text AS created_at,
+           updated_at::text AS updated_at, child_count > 0 OR p.named IS NOT NULL AS may_have_children
+      FROM (SELECT * FROM ((
         SELECT f.id, f.name, f.folder_id, ${ms('f.created_at')} AS created_at, ${ms('f.updated_at')} AS updated_at,
                f.child_count FROM folders AS f
          WHERE f.owner_id = $1 AND ${parent('f.folder_id')} AND NOT f.is_deleted
@@ -98,7 +121,9 @@ const children = (rootParent: boolean): QueryConfig => {
                               AND (e.generation, e.id) > ($2::int8, $3::int8)
                               AND (e.generation, e.id) < (c.generation, c.id))
          ORDER BY c.folder_id LIMIT $7::int8)) AS both_kinds
-     ORDER BY id LIMIT $7::int8`,
+       ORDER BY id LIMIT $7::int8) AS page
+      ${oldStateParent('page.id', 'p')}
+     ORDER BY page.id`,
   }
 }
 const CHILDREN = children(false)
