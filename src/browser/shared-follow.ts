@@ -147,7 +147,11 @@ export function followShared(
     handlers.left()
   }
 
-  /** The leader's requests: never sent, nor their answers taken, once the session left. */
+  /**
+   * The leader's requests: never sent, nor their answers taken, once the session left. (A
+   * 429 or 503 the client itself retries after Retry-After is checked on receipt only; the
+   * page aborts the follow, and with it that wait, as soon as it hears of a sign-in or out.)
+   */
   const source: TreeSource = {
     async treeChanges(params, options) {
       if (!holds()) throw new SessionLeft()

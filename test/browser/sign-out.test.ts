@@ -168,6 +168,7 @@ for (const backend of allBackends()) {
       async function openWindow(context: BrowserContext, path: string): Promise<Page> {
         const page = await context.newPage()
         page.setDefaultTimeout(10_000)
+        page.setDefaultNavigationTimeout(30_000) // three windows' loads on a loaded machine
         page.on('console', (message) => {
           if (message.type() === 'error') consoleErrors.push(message.text())
         })
