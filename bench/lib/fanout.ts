@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks'
 import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
 import { FOLDER_TREE_PATH } from '../../src/api/paths.js'
 import { EVENT_LOOP_RESOLUTION_MS } from '../../src/http/metrics.js'
@@ -10,23 +11,30 @@ import { readTreeCpuSeconds, readTreeRss } from './process-stats.js'
 import { formatProfile, summariseProfiles } from './profile-summary.js'
 import { freePort, HOST, spawnChild, stopChild, waitForHttp, type Child } from './processes.js'
 import { openRawFollowers, type FollowerKind, type RawFollowerSet } from './raw-followers.js'
+import { sharedNow, startRenameWriter, type Commit, type RenameWriter } from './rename-writer.js'
 import { SERVICE_ENV, startService } from './service.js'
 
 /**
  * `npm run bench:feed`'s fan-out phase: the tree feed followed by many clients at once, each
  * on its own session and connection (raw sockets, bench/lib/raw-followers.ts), commits made
- * by this process with plain SQL as another service would. Each scenario on a fresh service:
+ * by another process with plain SQL as another service would (rename-writer.ts: each rename
+ * its own commit, its folder named after it). A delivery is timed from the moment its
+ * commit returned in that process to the bytes that carry the rename reaching the follower.
+ * Each scenario on a fresh service:
  *
- * - `sse`: FOLLOWERS event streams of one user, `commits` renames one after another; from
+ * - `sse`: FOLLOWERS event streams of one user, `commits` renames a second apart; from
  *   each commit to each follower's event (p50, p99), the service's CPU per follower woken,
  *   the event loop's delay during the wakes (the service's own `nodejs_eventloop_lag_*`,
  *   reset by a scrape just before each commit), its memory per idle stream;
- * - `long-poll`: FOLLOWERS held requests (`wait=30`) of one user, one commit;
- * - `many users`: two streams each of FOLLOWERS / 2 users, renames of random users at
- *   `rate` a second for a few seconds: commit to event per commit and follower.
+ * - `long-poll`: FOLLOWERS held requests (`wait=30`) of one user, `commits` renames a second
+ *   apart, each request asked again from its answer's cursor on its keep-alive connection;
+ * - `many users`: two streams each of FOLLOWERS / 2 users of USER_FOLDERS folders, renames of
+ *   a random user's folder spread evenly at `rate` a second for MANY_SECONDS (none skipped,
+ *   however far behind the service is; the log grows by each): commit to event per commit
+ *   and follower (a user's commits an event's rename follows count as delivered with it).
  *
- * The load generator's CPU (this process) is reported beside the service's: a generator
- * that costs more than the service would measure itself.
+ * The load generator's CPU and event loop delay (this process) are reported beside the
+ * service's: a generator that costs more than the service, or lags, would measure itself.
  */
 
 const log = (line: string) => process.stdout.write(`${line}\n`)
@@ -35,13 +43,15 @@ const FOLDERS = 20
 /** longest wait for every follower to hear of one commit */
 const RECEIPT_TIMEOUT_MS = 30_000
 const MANY_SECONDS = 10
+/** root folders of each user of the many-user scenario */
+const USER_FOLDERS = 10
 
 const folderId = (n: number) => `fa000001-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
 const sessionId = (n: number) => `fa000002-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
 const userId = (n: number) => `fa000003-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
 const userFolderId = (n: number) => `fa000004-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
 
-/** The owner with FOLDERS root folders and `followers` sessions; `followers / 2` users of one folder and two sessions. */
+/** The owner with FOLDERS root folders and `followers` sessions; `followers / 2` users of USER_FOLDERS folders and two sessions. */
 export function writeFanoutData(file: string, followers: number): number {
   const users: object[] = [{ id: OWNER, username: 'fanout' }]
   const sessions: object[] = []
@@ -50,7 +60,8 @@ export function writeFanoutData(file: string, followers: number): number {
   for (let i = 0; i < followers; i++) sessions.push({ id: sessionId(i), user_id: OWNER })
   for (let u = 0; u < followers / 2; u++) {
     users.push({ id: userId(u), username: `follower${u}` })
-    folders.push({ id: userFolderId(u), name: 'one', owner_id: userId(u) })
+    for (let f = 0; f < USER_FOLDERS; f++)
+      folders.push({ id: userFolderId(u * USER_FOLDERS + f), name: `folder ${f}`, owner_id: userId(u) })
     sessions.push({ id: sessionId(followers + 2 * u), user_id: userId(u) })
     sessions.push({ id: sessionId(followers + 2 * u + 1), user_id: userId(u) })
   }
@@ -77,11 +88,16 @@ export interface WakeFigures {
   serviceCpuSeconds: number
   /** that CPU over the deliveries */
   serviceUsPerDelivery: number
+  /** that CPU over the commits */
+  serviceUsPerCommit: number
   serviceCores: number
   generatorCores: number
   /** the service's event loop delay during the wakes: the worst p99 and max of any one */
   loopLagP99Ms: number
   loopLagMaxMs: number
+  /** the generator's own (this process's) event loop delay over the wakes, beyond its sampling */
+  generatorLagP99Ms: number
+  generatorLagMaxMs: number
   /** resident memory per open stream or held request above the service before them */
   rssPerFollowerKb: number
   /** 1-minute load average before and after */
@@ -245,23 +261,45 @@ class WakeMeter {
   elapsed = 0
   lagP99 = 0
   lagMax = 0
+  /** this process's event loop delay, reset at each wake (a histogram enabled anew counts its idle gap) */
+  private readonly generatorLag: IntervalHistogram = monitorEventLoopDelay({
+    resolution: EVENT_LOOP_RESOLUTION_MS,
+  })
+  /** its worst p99 and max of any one wake, ms beyond its sampling */
+  generatorLagP99 = 0
+  generatorLagMax = 0
   /** monotonic µs of each wake's start and end, for the profile's window */
   windows: [number, number][] = []
 
   constructor(
     private readonly port: number,
     private readonly pid: number,
-  ) {}
+  ) {
+    this.generatorLag.enable()
+  }
 
-  async wake(commit: () => Promise<void>, heard: () => boolean): Promise<number> {
+  /** Stops the generator's delay monitor. */
+  done(): void {
+    this.generatorLag.disable()
+  }
+
+  /**
+   * `commit()` makes the wake's commit(s) and resolves with the time (sharedNow) to time the
+   * deliveries from; then waits until `heard()`. Resolves with that time.
+   */
+  async wake(commit: () => Promise<number>, heard: () => boolean): Promise<number> {
     await loopLag(this.port)
     const generator = process.cpuUsage()
     const service = readTreeCpuSeconds(this.pid)
     const from = process.hrtime.bigint()
-    const committed = performance.now()
-    await commit()
+    const started = performance.now()
+    this.generatorLag.reset()
+    const committed = await commit()
     await until(heard, RECEIPT_TIMEOUT_MS)
-    const elapsed = (performance.now() - committed) / 1000
+    const lagMs = (ns: number) => ns / 1e6 - EVENT_LOOP_RESOLUTION_MS
+    this.generatorLagP99 = Math.max(this.generatorLagP99, lagMs(this.generatorLag.percentile(99)))
+    this.generatorLagMax = Math.max(this.generatorLagMax, lagMs(this.generatorLag.max))
+    const elapsed = (performance.now() - started) / 1000
     this.windows.push([Number(from / 1000n), Number(process.hrtime.bigint() / 1000n)])
     const used = process.cpuUsage(generator)
     this.generatorCpu += (used.user + used.system) / 1e6
@@ -280,6 +318,7 @@ function figures(
   set: RawFollowerSet,
   counts: { followers: number; commits: number; expected: number; rssPerFollowerKb: number; load: number },
 ): WakeFigures {
+  meter.done()
   const received = meter.delays.length
   return {
     scenario,
@@ -292,17 +331,21 @@ function figures(
     p99Ms: quantile(meter.delays, 0.99),
     serviceCpuSeconds: meter.serviceCpu,
     serviceUsPerDelivery: (meter.serviceCpu / Math.max(1, received)) * 1e6,
+    serviceUsPerCommit: (meter.serviceCpu / Math.max(1, counts.commits)) * 1e6,
     serviceCores: meter.serviceCpu / meter.elapsed,
     generatorCores: meter.generatorCpu / meter.elapsed,
     loopLagP99Ms: meter.lagP99,
     loopLagMaxMs: meter.lagMax,
+    generatorLagP99Ms: meter.generatorLagP99,
+    generatorLagMaxMs: meter.generatorLagMax,
     rssPerFollowerKb: counts.rssPerFollowerKb,
     load: [counts.load, loadavg()[0] ?? NaN],
   }
 }
 
+/** A rename by this process's own connection, for what is not timed (named unlike the writer's renames). */
 async function rename(sql: RawSql, id: string): Promise<void> {
-  await sql.run('UPDATE folders SET name = ? WHERE id = ?', `wake ${randomUUID()}`, id)
+  await sql.run('UPDATE folders SET name = ? WHERE id = ?', `renamed ${randomUUID()}`, id)
 }
 
 /** What a one-user scenario follows: the service, or the floor beside it (fanout-floor-server.ts). */
@@ -311,25 +354,32 @@ interface WakeTarget {
   pid: number
   /** the followers' request path */
   path: string
-  /** the k-th commit (0 first) that every follower must hear of */
-  commit(k: number): Promise<void>
+  /**
+   * the k-th commit (0 first) that every follower must hear of: when to time it from
+   * (sharedNow) and the rename it makes (rename-writer.ts; null: the k-th event is its own)
+   */
+  commit(k: number): Promise<{ at: number; seq: number | null }>
   /** what the target printed, for a failure's message */
   output(): string
 }
 
 /** The service as a target: the owner's tree feed from its present, renames of its folders. */
-async function serviceTarget(running: Running, sql: RawSql, kind: FollowerKind): Promise<WakeTarget> {
+async function serviceTarget(
+  running: Running,
+  writer: RenameWriter,
+  kind: FollowerKind,
+): Promise<WakeTarget> {
   const cursor = await presentCursor(running.port)
   return {
     port: running.port,
     pid: running.service.pid,
     path: `${FOLDER_TREE_PATH}?cursor=${cursor}${kind === 'long-poll' ? '&wait=30' : ''}`,
-    commit: (k) => rename(sql, folderId(k % FOLDERS)),
+    commit: (k) => writer.rename(folderId(k % FOLDERS)),
     output: () => running.service.output(),
   }
 }
 
-/** Every follower of one owner over `kind`, `commits` commits (one for long-poll). */
+/** Every follower of one owner over `kind`, `commits` commits a second apart. */
 async function oneUser(
   target: WakeTarget,
   kind: FollowerKind,
@@ -340,13 +390,20 @@ async function oneUser(
   const load = loadavg()[0] ?? NaN
   await sleep(1000)
   const idleRss = readTreeRss(pid)
-  // Per follower, the time it heard of each commit: index = events seen - 1 (SSE's first is the answer on arrival).
+  // Per follower, the time of each event (SSE's first is the answer on arrival) and the
+  // highest rename it carried, and the highest rename it has heard of so far.
   const heardAt: number[][] = Array.from({ length: followers }, () => [])
+  const heardSeq: number[][] = Array.from({ length: followers }, () => [])
+  const highest = new Array<number>(followers).fill(-1)
   const set = await openRawFollowers({
     port,
     kind,
     requests: Array.from({ length: followers }, (_, i) => ({ path: target.path, sessionId: sessionId(i) })),
-    onSeen: (i, _count, at) => void heardAt[i]?.push(at),
+    onSeen: (i, _count, at, seq) => {
+      heardAt[i]?.push(at)
+      heardSeq[i]?.push(seq)
+      if (seq > (highest[i] ?? -1)) highest[i] = seq
+    },
   })
   const first = kind === 'sse' ? 1 : 0
   // Set up: every stream had its first event; held requests had time to park.
@@ -356,14 +413,25 @@ async function oneUser(
     throw new Error('answered before a change')
   const rssPerFollowerKb = (readTreeRss(pid) - idleRss) / 1024 / followers
   const meter = new WakeMeter(port, pid)
-  const times = kind === 'sse' ? commits : 1
+  const times = commits
   for (let k = 0; k < times; k++) {
+    let seq: number | null = null
     const committed = await meter.wake(
-      () => target.commit(k),
-      () => set.followers.every((f) => f.seen >= first + k + 1 || f.failed),
+      async () => {
+        const made = await target.commit(k)
+        seq = made.seq
+        return made.at
+      },
+      () =>
+        set.followers.every((f, i) =>
+          f.failed || seq === null ? f.seen >= first + k + 1 : (highest[i] ?? -1) >= seq,
+        ),
     )
-    for (const at of heardAt) {
-      const heard = at[first + k]
+    for (let i = 0; i < followers; i++) {
+      const times = heardAt[i] as number[]
+      // The event that carried the rename (the first whose rename is this one or later), or the k-th event.
+      const e = seq === null ? first + k : (heardSeq[i] as number[]).findIndex((s) => s >= (seq as number))
+      const heard = e === -1 ? undefined : times[e]
       if (heard !== undefined) meter.delays.push(heard - committed)
     }
     await sleep(1000)
@@ -430,7 +498,11 @@ async function floorOneUser(
       port,
       pid: floor.pid,
       path: FOLDER_TREE_PATH,
-      commit: () => post(port, '/fire'),
+      commit: async () => {
+        const at = sharedNow()
+        await post(port, '/fire')
+        return { at, seq: null }
+      },
       output: () => floor.output(),
     }
     return (await oneUser(target, kind, followers, commits)).figures
@@ -440,21 +512,27 @@ async function floorOneUser(
   }
 }
 
-/** Two streams for each of followers / 2 users; renames of random users at `rate` a second. */
+/**
+ * Two streams for each of followers / 2 users; renames of a random user's folder spread
+ * evenly at `rate` a second by the writer process. A commit counts as delivered to a
+ * follower with the first event that carries it or a later rename of the same user (the
+ * feed sends a folder's state, so commits close together may arrive as one event).
+ */
 async function manyUsers(
   running: Running,
-  sql: RawSql,
+  writer: RenameWriter,
   followers: number,
   rate: number,
-): Promise<WakeFigures> {
+): Promise<{ figures: WakeFigures; meter: WakeMeter }> {
   const { port, service } = running
   const load = loadavg()[0] ?? NaN
   const users = followers / 2
   const idleRss = readTreeRss(service.pid)
-  // Per user, the times of its commits; per follower, how many of them it has heard of.
-  const commitsOf: number[][] = Array.from({ length: users }, () => [])
-  const heardOf = new Array<number>(followers).fill(0)
-  const delays: number[] = []
+  // Per follower, its events' times and renames (after the first: the download), and the
+  // highest rename it has heard of.
+  const eventAt: number[][] = Array.from({ length: followers }, () => [])
+  const eventSeq: number[][] = Array.from({ length: followers }, () => [])
+  const highest = new Array<number>(followers).fill(-1)
   const set = await openRawFollowers({
     port,
     kind: 'sse',
@@ -463,49 +541,54 @@ async function manyUsers(
       path: FOLDER_TREE_PATH,
       sessionId: sessionId(followers + i),
     })),
-    onSeen: (i, count, at) => {
-      if (count < 2) return
-      const commits = commitsOf[Math.floor(i / 2)] ?? []
-      let heard = heardOf[i] ?? 0
-      for (; heard < commits.length && (commits[heard] ?? Infinity) < at; heard++)
-        delays.push(at - (commits[heard] ?? at))
-      heardOf[i] = heard
+    onSeen: (i, count, at, seq) => {
+      if (count < 2 || seq < 0) return
+      eventAt[i]?.push(at)
+      eventSeq[i]?.push(seq)
+      if (seq > (highest[i] ?? -1)) highest[i] = seq
     },
   })
   await until(() => set.followers.every((f) => f.seen >= 1 || f.failed), 120_000)
   await sleep(3000)
   const rssPerFollowerKb = (readTreeRss(service.pid) - idleRss) / 1024 / followers
   const meter = new WakeMeter(port, service.pid)
-  let expected = 0
-  let commits = 0
+  const commits: Commit[] = []
+  /** per user, its last rename */
+  const lastOf = new Map<number, number>()
+  const folders = Array.from({ length: users }, (_, u) =>
+    Array.from({ length: USER_FOLDERS }, (_, f) => userFolderId(u * USER_FOLDERS + f)),
+  )
   const callsBefore = await storeCalls(port)
   await meter.wake(
     async () => {
-      const start = performance.now()
-      // Paced in ticks of 10 ms, each its share of the rate, each rename its own transaction.
-      for (let tick = 0; performance.now() - start < MANY_SECONDS * 1000; tick++) {
-        const due = Math.floor(((performance.now() - start) / 1000) * rate) - commits
-        for (let n = 0; n < due; n++) {
-          const u = Math.floor(Math.random() * users)
-          // a user's earlier commit still unheard by its followers would merge with this one
-          const last = commitsOf[u]?.at(-1)
-          if (last !== undefined && heardOf[2 * u] !== commitsOf[u]?.length) continue
-          commitsOf[u]?.push(performance.now())
-          await rename(sql, userFolderId(u))
-          commits++
-          expected += 2
-        }
-        await sleep(10)
-      }
+      const at = sharedNow()
+      await writer.spread(folders, rate, MANY_SECONDS, (commit) => {
+        commits.push(commit)
+        lastOf.set(commit.user, commit.seq)
+      })
+      return at
     },
-    () => delays.length >= expected - 2 * set.failed,
+    () => {
+      for (const [u, seq] of lastOf) {
+        for (const i of [2 * u, 2 * u + 1])
+          if (!(set.followers[i]?.failed ?? true) && (highest[i] ?? -1) < seq) return false
+      }
+      return true
+    },
   )
-  meter.delays = delays
+  // Each commit's delivery to each of its user's followers: the first event carrying it or later.
+  for (const commit of commits) {
+    for (const i of [2 * commit.user, 2 * commit.user + 1]) {
+      const e = (eventSeq[i] ?? []).findIndex((seq) => seq >= commit.seq)
+      if (e !== -1) meter.delays.push((eventAt[i]?.[e] ?? NaN) - commit.at)
+    }
+  }
   // Where a delivery waits besides the event loop: the database's statements, by operation.
   log(`  store calls during the renames: ${storeCallsBetween(callsBefore, await storeCalls(port))}`)
   set.close()
   if (set.failed > 0) log(`  ${set.failed} many-user followers failed (first: ${set.firstFailure})`)
-  return figures('many users', meter, set, { followers, commits, expected, rssPerFollowerKb, load })
+  const counts = { followers, commits: commits.length, expected: 2 * commits.length, rssPerFollowerKb, load }
+  return { figures: figures('many users', meter, set, counts), meter }
 }
 
 interface StalledFigures {
@@ -546,7 +629,7 @@ async function neverReading(running: Running, sql: RawSql, renames: number): Pro
   const before = readTreeRss(service.pid)
   const committed: number[] = []
   for (let k = 0; k < renames; k++) {
-    committed.push(performance.now())
+    committed.push(sharedNow())
     await rename(sql, folderId(k % FOLDERS))
   }
   const last = committed.at(-1) ?? 0
@@ -625,7 +708,15 @@ export async function runFanout(settings: FanoutSettings): Promise<WakeFigures[]
   const { root, url, followers, commits, rate, stalled, workers, withOneUser, floor, profileDir } = settings
   if (workers > 1) log(`  ${workers} workers (the loop delay is one worker's, the one a scrape reaches)`)
   const sql = await openRawSql(url)
+  const writer = startRenameWriter(root, url)
   const results: WakeFigures[] = []
+  /** the service's profile of a scenario, summarised over its wakes (--profile) */
+  const profiled = async (running: Running, meter: WakeMeter) => {
+    if (running.profileDir === null) return
+    await stopChild(running.service)
+    const summary = summariseProfiles(running.profileDir, 25, meter.windows, wakeStage)
+    if (summary !== null) log(formatProfile(summary))
+  }
   try {
     for (const kind of ['sse', 'long-poll'] as const) {
       if (!withOneUser) break
@@ -639,15 +730,11 @@ export async function runFanout(settings: FanoutSettings): Promise<WakeFigures[]
       let answer: RecordedAnswer
       try {
         answer = await recordAnswer(running, sql)
-        const target = await serviceTarget(running, sql, kind)
+        const target = await serviceTarget(running, writer, kind)
         const { figures: wake, meter } = await oneUser(target, kind, followers, commits)
         results.push(wake)
         report(wake)
-        if (running.profileDir !== null) {
-          await stopChild(running.service)
-          const summary = summariseProfiles(running.profileDir, 25, meter.windows, wakeStage)
-          if (summary !== null) log(formatProfile(summary))
-        }
+        await profiled(running, meter)
       } finally {
         await stopChild(running.service)
       }
@@ -676,16 +763,24 @@ export async function runFanout(settings: FanoutSettings): Promise<WakeFigures[]
       }
     }
     if (rate > 0) {
-      const running = await serve(url, root, followers, null, workers)
+      const running = await serve(
+        url,
+        root,
+        followers,
+        profileDir === null ? null : `${profileDir}/many`,
+        workers,
+      )
       try {
-        const wake = await manyUsers(running, sql, followers, rate)
+        const { figures: wake, meter } = await manyUsers(running, writer, followers, rate)
         results.push(wake)
         report(wake)
+        await profiled(running, meter)
       } finally {
         await stopChild(running.service)
       }
     }
   } finally {
+    writer.close()
     await sql.close()
   }
   return results
@@ -698,9 +793,9 @@ function report(w: WakeFigures, server = 'tree'): void {
     `  ${server} ${w.scenario}, ${w.followers} followers, ${w.commits} commits: ${w.received} of ${w.expected} deliveries, ${w.failed} failed; load ${w.load[0].toFixed(1)} -> ${w.load[1].toFixed(1)}`,
   )
   log(
-    `    commit to delivery p50 ${w.p50Ms.toFixed(0)} ms, p99 ${w.p99Ms.toFixed(0)} ms; server ${w.serviceCpuSeconds.toFixed(2)} CPU s, ${w.serviceUsPerDelivery.toFixed(1)} us a delivery, ${w.serviceCores.toFixed(2)} cores; generator ${w.generatorCores.toFixed(2)} cores`,
+    `    commit to delivery p50 ${w.p50Ms.toFixed(0)} ms, p99 ${w.p99Ms.toFixed(0)} ms; server ${w.serviceCpuSeconds.toFixed(2)} CPU s, ${w.serviceUsPerDelivery.toFixed(1)} us a delivery (${w.serviceUsPerCommit.toFixed(0)} us a commit), ${w.serviceCores.toFixed(2)} cores`,
   )
   log(
-    `    event loop delay during the wakes (beyond its ${EVENT_LOOP_RESOLUTION_MS} ms sampling): p99 ${w.loopLagP99Ms.toFixed(1)} ms, max ${w.loopLagMaxMs.toFixed(1)} ms; memory ${w.rssPerFollowerKb.toFixed(1)} KB a follower`,
+    `    event loop delay (beyond its ${EVENT_LOOP_RESOLUTION_MS} ms sampling): server p99 ${w.loopLagP99Ms.toFixed(1)} ms, max ${w.loopLagMaxMs.toFixed(1)} ms; generator ${w.generatorCores.toFixed(2)} cores, p99 ${w.generatorLagP99Ms.toFixed(1)} ms, max ${w.generatorLagMaxMs.toFixed(1)} ms; memory ${w.rssPerFollowerKb.toFixed(1)} KB a follower`,
   )
 }

@@ -91,6 +91,20 @@ interface Woken {
 }
 
 /**
+ * A hint about an owner nobody here waits for is kept this long (ms): a follower of that
+ * owner that parks meanwhile may have read before the commit the hint was for, and is read
+ * again at once rather than at the next read of every owner.
+ */
+const UNHEARD_HINT_MS = 2_000
+
+/**
+ * While hints name owners, a read of every owner comes no more often than this many times
+ * its own last duration (and at least an interval apart): it is the safety net of a lost
+ * hint, and at thousands of owners each costs milliseconds (docs/performance.md "Fan-out").
+ */
+const FULL_READ_SPACING = 50
+
+/**
  * After a sweep, the next comes no sooner than this: a parked wait may end this much after
  * its deadline, so that many deadlines cost a few sweeps a second, not one sweep each.
  */
@@ -141,10 +155,14 @@ export class ChangeWatcher {
   private again = false
   /** the owners named by hints since the last read began: the next read after a hint reads these alone */
   private hinted = new Set<string>()
-  /** a hint named no owner (SQLite's data_version): the next read reads every owner */
+  /** a hint named no owner (a commit of unknown effect): the next read reads every owner */
   private hintedAll = false
   /** when the last read of every owner began (epoch ms): one at least every interval, whatever the hints */
   private lastFullPoll = 0
+  /** how long the last read of every owner took (ms) */
+  private fullPollMs = 0
+  /** owners hinted while nobody here waited for them, with when (epoch ms; UNHEARD_HINT_MS) */
+  private readonly unheard = new Map<string, number>()
   private closed = false
   private readonly signals: ChangeSignals | null
 
@@ -161,7 +179,12 @@ export class ChangeWatcher {
    */
   nudge(ownerId: string | null): void {
     if (this.closed || this.byOwner.size === 0) return
-    if (ownerId !== null && !this.byOwner.has(ownerId)) return
+    if (ownerId !== null && !this.byOwner.has(ownerId)) {
+      // Its follower may be reading now and park after: it is read again then (register).
+      this.unheard.delete(ownerId)
+      this.unheard.set(ownerId, Date.now())
+      return
+    }
     if (ownerId === null) this.hintedAll = true
     else this.hinted.add(ownerId)
     if (this.polling) {
@@ -305,6 +328,13 @@ export class ChangeWatcher {
     this.signals?.resume()
     this.schedule()
     this.scheduleSessionChecks()
+    // A commit of this owner was hinted while nobody waited for it: perhaps after the read
+    // this follower parks on; its generation is read now, not at the next read of every owner.
+    const hinted = this.unheard.get(waiter.ownerId)
+    if (hinted !== undefined) {
+      this.unheard.delete(waiter.ownerId)
+      if (Date.now() - hinted < UNHEARD_HINT_MS) this.nudge(waiter.ownerId)
+    }
   }
 
   /** Takes `waiter` out of both sets (safe twice); with nobody left waiting, nothing runs. */
@@ -400,22 +430,33 @@ export class ChangeWatcher {
 
   /**
    * The owners one read of the generations covers: after hints that named owners (PostgreSQL's
-   * NOTIFY), those alone, so that the commits arriving during one read are read together in
-   * the next, one statement for the owners they moved rather than for every owner held; every
-   * owner at the interval, after a hint that named none, and at least once an interval even
-   * while hints keep coming (a lost hint costs latency, never a missed change).
+   * NOTIFY, SQLite's commit hints), those alone, so that the commits arriving during one read
+   * are read together in the next, one statement for the owners they moved rather than for
+   * every owner held; every owner at the interval, after a hint that named none, and while
+   * hints keep coming at least once an interval or FULL_READ_SPACING times that read's last
+   * duration, whichever is longer (a lost hint costs latency, never a missed change).
    */
   private ownersToRead(): string[] {
     const now = Date.now()
     const hinted = this.hinted
     this.hinted = new Set()
-    const all = this.hintedAll || hinted.size === 0 || now - this.lastFullPoll >= this.options.intervalMs
+    const spacing = Math.max(this.options.intervalMs, FULL_READ_SPACING * this.fullPollMs)
+    const all = this.hintedAll || hinted.size === 0 || now - this.lastFullPoll >= spacing
     this.hintedAll = false
+    this.forgetUnheard(now)
     if (all) {
       this.lastFullPoll = now
       return [...this.byOwner.keys()]
     }
     return [...hinted].filter((ownerId) => this.byOwner.has(ownerId))
+  }
+
+  /** The unheard hints older than UNHEARD_HINT_MS let go (the oldest are first). */
+  private forgetUnheard(now: number): void {
+    for (const [ownerId, at] of this.unheard) {
+      if (now - at < UNHEARD_HINT_MS) break
+      this.unheard.delete(ownerId)
+    }
   }
 
   private async poll(): Promise<void> {
@@ -424,7 +465,10 @@ export class ChangeWatcher {
     try {
       const owners = this.ownersToRead()
       if (owners.length === 0) return
+      const full = owners.length === this.byOwner.size && owners.length > 1
+      const began = performance.now()
       const generations = await this.store.ownerGenerations(owners)
+      if (full) this.fullPollMs = performance.now() - began
       const woken: Woken[] = []
       for (const ownerId of owners) {
         const now = generations.get(ownerId)

@@ -388,8 +388,9 @@ export interface ServingStore {
 
   /**
    * Hints of commits by other connections, sooner than polling ownerGenerations would see
-   * them: `onCommit` gets the owner whose listing generation changed (PostgreSQL NOTIFY) or
-   * null (a commit of unknown effect: SQLite's data_version). Only a hint: one may be late,
+   * them: `onCommit` gets the owner whose listing generation changed (PostgreSQL NOTIFY;
+   * SQLite reads them after data_version moved) or null (a commit of unknown effect). Only a
+   * hint: one may be late,
    * lost or spurious, so callers keep polling. Absent, or null, when the backend has none or
    * they are switched off. Ends with close().
    */

@@ -118,6 +118,51 @@ describe('change watcher', () => {
     assert.equal(await b, 'timeout')
   })
 
+  it('reads at once the owner of a follower that parks just after a hint about it', async () => {
+    // The follower read before the commit and parks after its hint came: not a second's wait.
+    const fake = fakeGenerations({ a: 1, other: 1 })
+    const watcher = new ChangeWatcher(fake.store, { intervalMs: 1000, maxWaiters: 10, maxPerHolder: 10 })
+    void watcher.hold('s')?.until('other', 1, Date.now() + 3000, never)
+    fake.generations.set('a', 2)
+    watcher.nudge('a')
+    await sleep(20)
+    const started = Date.now()
+    assert.equal(await watcher.hold('s')?.until('a', 1, Date.now() + 3000, never), 'changed')
+    assert.ok(Date.now() - started < 200, `woken ${Date.now() - started} ms after it parked`)
+    // A hint older than that is not kept: the follower waits for the read of every owner.
+    watcher.nudge('b')
+    fake.generations.set('b', 2)
+    await sleep(2100)
+    const b = watcher.hold('s')?.until('b', 1, Date.now() + 3000, never)
+    await sleep(50)
+    assert.ok(!fake.calls.some((ids) => ids.length === 1 && ids[0] === 'b'), 'b is not read alone')
+    assert.equal(await b, 'changed')
+    watcher.close()
+  })
+
+  it('while hints name owners, reads every owner no more often than 50 times that read takes', async () => {
+    const fake = fakeGenerations({ a: 1, b: 1, c: 1 })
+    // A read of every owner takes 20 ms; the interval is 50 ms: every owner read once a second at most.
+    const store = {
+      ownerGenerations: async (ids: readonly string[]) => {
+        if (ids.length > 1) await sleep(20)
+        return fake.store.ownerGenerations(ids)
+      },
+    }
+    const watcher = new ChangeWatcher(store, { intervalMs: 50, maxWaiters: 10, maxPerHolder: 10 })
+    const deadline = Date.now() + 5000
+    for (const owner of ['a', 'b', 'c']) void watcher.hold('s')?.until(owner, 1, deadline, never)
+    await sleep(100)
+    const from = fake.calls.length
+    for (let i = 0; i < 150; i++) {
+      watcher.nudge('c')
+      await sleep(10)
+    }
+    const full = fake.calls.slice(from).filter((ids) => ids.length === 3).length
+    assert.ok(full >= 1 && full <= 3, `${full} reads of every owner in about 1.5 s of hints`)
+    watcher.close()
+  })
+
   it('tells the generation that woke a hold, so the read after it is at least that new', async () => {
     const fake = fakeGenerations({ a: 1 })
     const watcher = new ChangeWatcher(fake.store, { intervalMs: 10, maxWaiters: 10, maxPerHolder: 10 })

@@ -24,6 +24,8 @@ const BACKEND_ONLY: Record<string, 'sqlite' | 'postgres'> = {
   '008-portable-clock': 'sqlite',
   // LISTEN/NOTIFY wake-ups exist on PostgreSQL only.
   '011-change-notifications': 'postgres',
+  // SQLite's commit hints read the owners a commit moved by generation; NOTIFY names them.
+  '016-owners-by-generation': 'sqlite',
   // The old-parent index of the tree feed, which SQLite's 015 made already.
   '016-tree-old-parents': 'postgres',
 }

@@ -29,6 +29,7 @@ import { openSqliteDatabase, type SqliteSettings } from './sqlite-connections.js
 import { changesResult, type LoggedChange } from '../change-rows.js'
 import { naturalKey } from '../../ordering/natural-key.js'
 import { prepareTreeStatements, readTreeNow, type TreeStatements } from './sqlite-tree.js'
+import { commitHints } from './commit-hints.js'
 import {
   ADD_FOLDER,
   CLEAR_REPLACED_ROWS,
@@ -67,14 +68,6 @@ function toUser(row: Row): UserRecord {
 function toFolder(row: Row): FolderRecord {
   return { ...(row as unknown as FolderRecord), is_deleted: row.is_deleted === 1 }
 }
-
-/**
- * Between two reads of data_version while someone waits. Each read is a prepared statement
- * of about 2 us (its timer included, well under 0.1% of a core at this rate), and what it
- * adds to a commit's latency is up to this much: 25 ms was a tenth of a 10,000-follower
- * wake's p99 (docs/performance.md "Fan-out").
- */
-const DATA_VERSION_CHECK_MS = 5
 
 /** The embedded backend: better-sqlite3 on one file in WAL mode (see openStore). */
 export class SqliteStore implements Store {
@@ -283,36 +276,9 @@ export class SqliteStore implements Store {
     })
   }
 
-  /**
-   * `PRAGMA data_version` of this connection every {@link DATA_VERSION_CHECK_MS} while
-   * resumed: it changes when another connection (another instance, a console) commits, and
-   * reading it touches no table. The hint names no owner.
-   */
+  /** The owners other connections' commits moved, named as they commit (commit-hints.ts). */
   changeSignals(onCommit: (ownerId: string | null) => void): ChangeSignals {
-    let timer: NodeJS.Timeout | null = null
-    let seen = 0
-    const dataVersion = this.db.prepare('PRAGMA data_version').pluck()
-    const version = () => dataVersion.get() as number
-    const pause = () => {
-      if (timer !== null) clearInterval(timer)
-      timer = null
-    }
-    return {
-      resume: () => {
-        if (timer !== null || this.closed) return
-        seen = version()
-        timer = setInterval(() => {
-          if (this.closed) return pause()
-          const now = version()
-          if (now === seen) return
-          seen = now
-          onCommit(null)
-        }, DATA_VERSION_CHECK_MS)
-        // A check never keeps the process alive on its own.
-        timer.unref()
-      },
-      pause,
-    }
+    return commitHints(this.db, () => this.closed, onCommit)
   }
 
   /**

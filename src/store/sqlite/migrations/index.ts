@@ -13,6 +13,7 @@ import step012TreeWalk from './012-tree-walk.js'
 import step013OwnerChildCounts from './013-owner-child-counts.js'
 import step014InsertedRowCounts from './014-inserted-row-counts.js'
 import step015TreeStates from './015-tree-states.js'
+import step016OwnersByGeneration from './016-owners-by-generation.js'
 
 /**
  * The steps of the embedded backend's schema (docs/api.md, "Data model"), in the order they
@@ -40,4 +41,5 @@ export const MIGRATIONS: readonly SqlMigration[] = [
   step013OwnerChildCounts,
   step014InsertedRowCounts,
   step015TreeStates,
+  step016OwnersByGeneration,
 ]
