@@ -25,11 +25,15 @@ import { walkTree } from './tree-walk.js'
  *   the range ends the range right after that move: this answer moves it (an upsert with
  *   `previous_folder_id`), the next removes it from the parent it had when it left, where
  *   the client then holds it; or, when that parent left with it, says nothing of it.
- * - A folder that came into the tree in the range and may have children at q has its
+ * - A folder that came into the tree in the range and may hold at q folders that did not
+ *   change in it (walked(): an undeleted folder, one moved in from outside the tree) has its
  *   subtree at q sent next, as a walk at q: the range ends where a second such folder would
- *   enter it (so one per cursor), and the cursor moves to q with that subtree to send. Every
+ *   enter it (so one per cursor), and the cursor moves to q with that subtree to send; the
+ *   folders below it that arrived in the range get their one entry from the walk. Every
  *   other folder's membership changes only through its first changed ancestor, which is
- *   removed (its subtree goes with it), enters (its subtree is sent) or stays.
+ *   removed (its subtree goes with it), enters (its subtree is sent) or stays. A folder
+ *   inserted or given to the user in the range holds only folders that changed in it too:
+ *   no walk, each of them has its own entry, so such a burst goes on at `limit` a range.
  *
  * Upserts come before removes: a folder moved out from under one that then left is in its
  * new place, with its subtree, before the remove takes the rest. Cost: the log rows read
@@ -178,6 +182,39 @@ function* logAfter(q: TreeAnswerQuery, x: ChangePosition): Reading<LoggedRow[]> 
   }
 }
 
+/**
+ * The folders arriving in the range (in the tree at q, not at x) whose subtree at q is
+ * walked: those that may hold at q a folder that changed nothing in the range (it has no
+ * entry of its own), which was their child at x already. A folder that was the owner's at
+ * x may have had children then. One that was not (inserted, or given to the owner, in the
+ * range) had none: each folder below it at q changed in the range and has its entry, so a
+ * subtree given to the user arrives once, folder by folder. Unless x lies inside the
+ * statement that made or gave it with its children (an answer may end between their rows):
+ * the log then names it as the parent of a new place at or before x.
+ */
+function* walked(arriving: readonly string[], before: TreeAt, after: TreeAt): Reading<Set<string>> {
+  const walks = new Set<string>()
+  const unknown: string[] = []
+  for (const id of arriving) {
+    if (after.state(id)?.mayHaveChildren !== true) continue
+    const was = before.state(id)
+    if (was === null) unknown.push(id)
+    else if (was.mayHaveChildren) walks.add(id)
+  }
+  if (unknown.length > 0)
+    for (const id of yield* ask({ read: 'placedUnder', ids: unknown, at: before.at })) walks.add(id)
+  return walks
+}
+
+/** Whether a folder walked at q is above `id` (in the tree at q): the walk sends it. */
+function underWalk(after: TreeAt, walks: ReadonlySet<string>, id: string): boolean {
+  for (let at = after.state(id)?.parent ?? null; at !== null; at = after.state(at)?.parent ?? null) {
+    if (walks.has(at)) return true
+    if (after.liveParent(at) === undefined) return false
+  }
+  return false
+}
+
 function* follow(q: TreeAnswerQuery, x: ChangePosition): Reading<TreeAnswer> {
   const rows = yield* logAfter(q, x)
   const readable = Math.min(rows.length, ROW_CAP)
@@ -198,7 +235,8 @@ function* follow(q: TreeAnswerQuery, x: ChangePosition): Reading<TreeAnswer> {
 
     const upserts: AnswerEntry[] = []
     const removes: AnswerEntry[] = []
-    const entering: string[] = []
+    /** in the tree at q, not at x */
+    const arriving: string[] = []
     /** in the tree at x, not at q: each with its parent at x */
     const leaving = new Map<string, string | null>()
     for (const id of ids) {
@@ -208,8 +246,8 @@ function* follow(q: TreeAnswerQuery, x: ChangePosition): Reading<TreeAnswer> {
         const entry: AnswerEntry = { type: 'upsert', folder: state.folder }
         const was = before.state(id)?.parent
         if (held && was !== state.parent) entry.previousParent = was ?? null
+        else if (!held) arriving.push(id)
         upserts.push(entry)
-        if (!held && state.mayHaveChildren) entering.push(id)
       } else if (held) {
         const parent = before.state(id)?.parent ?? null
         leaving.set(id, parent)
@@ -217,9 +255,12 @@ function* follow(q: TreeAnswerQuery, x: ChangePosition): Reading<TreeAnswer> {
           removes.push({ type: 'remove', id, parentId: parent })
       }
     }
-    if (entering.length > 1) {
-      // One subtree to send per cursor: the range ends before the second folder's first row.
-      end = generationStart(rows, folders.get(entering[1] as string) as number)
+    const walks = yield* walked(arriving, before, after)
+    const sentByWalk = new Set(arriving.filter((id) => underWalk(after, walks, id)))
+    const tops = arriving.filter((id) => walks.has(id) && !sentByWalk.has(id))
+    if (tops.length > 1) {
+      // One subtree to send per cursor: the range ends before the second one's first row.
+      end = generationStart(rows, folders.get(tops[1] as string) as number)
       continue
     }
     const moved = endAfterMove(rows, end, leaving)
@@ -227,8 +268,10 @@ function* follow(q: TreeAnswerQuery, x: ChangePosition): Reading<TreeAnswer> {
       end = moved
       continue
     }
-    const entries = [...(owner ? [{ type: 'owner' as const }] : []), ...upserts, ...removes]
-    const top = entering[0]
+    // A folder the walk sends gets its one entry there.
+    const own = upserts.filter((entry) => entry.type !== 'upsert' || !sentByWalk.has(entry.folder.id))
+    const entries = [...(owner ? [{ type: 'owner' as const }] : []), ...own, ...removes]
+    const top = tops[0]
     if (top !== undefined)
       return { outcome: 'answer', entries, position, expansion: { top, after: null }, more: true }
     return { outcome: 'answer', entries, position, expansion: null, more: !complete }

@@ -63,12 +63,18 @@ export type TreeRead =
    * root; each with its state at `at`.
    */
   | { read: 'children'; parent: string | null; after: string; at: ChangePosition; limit: number }
+  /**
+   * Which of `ids` a new place (side 1) of the owner at or before `at` names as the parent:
+   * a folder put under it then (a superset: any such row, however old, is named).
+   */
+  | { read: 'placedUnder'; ids: string[]; at: ChangePosition }
 
 /** The answer to each kind of read. */
 export interface ReadAnswers {
   log: LoggedRow[]
   states: Map<string, FolderHistory>
   children: ChildAt[]
+  placedUnder: Set<string>
 }
 
 export type AnswerOf<R extends TreeRead> = ReadAnswers[R['read']]

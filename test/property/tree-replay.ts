@@ -20,7 +20,8 @@ import {
  * The replay guarantee of the folder tree feed (docs/api.md "Folder tree") as a property:
  * random raw-SQL writes on a second connection (create, rename, move within the tree, out of
  * it and into it, under a folder's own subtree, delete and undelete of any folder with its
- * subtree, row deletes, folders given to another user and back, username changes, the
+ * subtree, row deletes, folders given to another user and back, alone or with their subtree
+ * in one statement, username changes, the
  * followed root's own row renamed and moved) interleave with a strict client
  * (ChildListClient: child lists only, every forbidden entry fails) that downloads the tree,
  * starts new downloads among the writes, and follows it, with small limits (1 to 3) and
@@ -44,6 +45,8 @@ type Op =
   | { op: 'rowDelete'; pick: number }
   | { op: 'giveAway'; pick: number }
   | { op: 'giveBack'; place: Place }
+  | { op: 'giveSubtree'; pick: number }
+  | { op: 'takeSubtree'; place: Place }
   | { op: 'username' }
   | { op: 'rootRow'; how: number }
   | { op: 'restart' }
@@ -66,6 +69,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ op: fc.constant('rowDelete' as const), pick }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('giveAway' as const), pick }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('giveBack' as const), place }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('giveSubtree' as const), pick }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('takeSubtree' as const), place }) },
   { weight: 1, arbitrary: fc.constant({ op: 'username' as const }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('rootRow' as const), how: fc.nat(2) }) },
   { weight: 1, arbitrary: fc.constant({ op: 'restart' as const }) },
@@ -255,14 +260,20 @@ async function runCase(rig: PropertyRig, ops: Op[], atUserRoot: boolean, stats: 
         const parent = parentAt(op.place)
         if (parent === undefined) return false
         const newId = randomUUID()
+        try {
+          await insertLiveFolder(sql, {
+            id: newId,
+            name: NAMES[op.name] as string,
+            parent,
+            owner,
+            at: BASE_TIME,
+          })
+        } catch {
+          // Under a folder given away with its subtree (it is the other user's now).
+          stats.refused++
+          return false
+        }
         made.push(newId)
-        await insertLiveFolder(sql, {
-          id: newId,
-          name: NAMES[op.name] as string,
-          parent,
-          owner,
-          at: BASE_TIME,
-        })
         return true
       }
       case 'rename':
@@ -306,6 +317,29 @@ async function runCase(rig: PropertyRig, ops: Op[], atUserRoot: boolean, stats: 
         }
         made.push(back)
         return true
+      }
+      case 'giveSubtree':
+      case 'takeSubtree': {
+        // A whole subtree to the other user (its top to their root) or back (its top to
+        // `place`), in one statement over its rows, as an operator's console would.
+        const [top, to, parent] =
+          op.op === 'giveSubtree' ? [id, other, null] : [given.shift(), owner, parentAt(op.place)]
+        if (top === undefined || parent === undefined) return false
+        const moved = await write(
+          `WITH RECURSIVE sub(id) AS (SELECT id FROM folders WHERE id = ?
+             UNION SELECT f.id FROM folders AS f JOIN sub ON f.folder_id = sub.id)
+           UPDATE folders SET owner_id = ?, folder_id = CASE WHEN id = ? THEN ? ELSE folder_id END
+            WHERE id IN (SELECT id FROM sub)`,
+          top,
+          to,
+          top,
+          parent,
+        )
+        if (op.op === 'giveSubtree' && moved) {
+          made.splice(made.indexOf(top), 1)
+          given.push(top)
+        } else if (op.op === 'takeSubtree') (moved ? made : given).push(top)
+        return moved
       }
       case 'username':
         await sql.run('UPDATE users SET username = ? WHERE id = ?', username(), owner)

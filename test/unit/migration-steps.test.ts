@@ -28,6 +28,8 @@ const BACKEND_ONLY: Record<string, 'sqlite' | 'postgres'> = {
   '016-owners-by-generation': 'sqlite',
   // The old-parent index of the tree feed, which SQLite's 015 made already.
   '016-tree-old-parents': 'postgres',
+  // The new-place index of the tree feed, which PostgreSQL's folder_changes_by_owner holds.
+  '017-tree-new-parents': 'sqlite',
 }
 
 const STEPS = { sqlite: sqliteMigrationNames, postgres: postgresMigrationNames }

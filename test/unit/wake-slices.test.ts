@@ -131,6 +131,49 @@ describe('the session checks after a wake', () => {
   })
 })
 
+describe('the session checks of a wake asked over many turns', () => {
+  it('leave in statements of up to 256 sessions, at most 4 out at once', async () => {
+    const userOf = (id: string): SessionUser => ({
+      id: `user of ${id}`,
+      username: id,
+      avatar_url: null,
+      is_suspended: false,
+      generation: 1,
+    })
+    let statements = 0
+    let out = 0
+    let mostOut = 0
+    // Each statement takes 5 ms, as a round trip to PostgreSQL might.
+    const answer = async <T>(value: T): Promise<T> => {
+      statements++
+      mostOut = Math.max(mostOut, ++out)
+      await sleep(5)
+      out--
+      return value
+    }
+    const lookups = new SessionLookups({
+      findSessionUser: (id) => answer(userOf(id)),
+      findSessionUsers: (ids) => answer(ids.map(userOf)),
+    })
+    // A sliced wake of 10,000 followers: a group of WAKE_SLICE sessions asks in each turn.
+    const groups = Math.ceil(10_000 / WAKE_SLICE)
+    const asked: Promise<(SessionUser | null)[]>[] = []
+    for (let g = 0; g < groups; g++) {
+      const ids = Array.from({ length: WAKE_SLICE }, (_, i) => `s${g * WAKE_SLICE + i}`)
+      asked.push(lookups.findAll(ids))
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    const users = (await Promise.all(asked)).flat()
+    assert.equal(users.length, groups * WAKE_SLICE)
+    assert.deepEqual(
+      users.map((user) => user?.id),
+      users.map((_, i) => `user of s${i}`),
+    )
+    assert.ok(mostOut <= 4, `${mostOut} statements out at once`)
+    assert.ok(statements <= Math.ceil((groups * WAKE_SLICE) / 256) + 8, `${statements} statements`)
+  })
+})
+
 describe('the heartbeat of many streams', () => {
   it('writes at most WAKE_SLICE streams in one turn of the loop, each once, none that ended', async () => {
     const total = 3 * WAKE_SLICE + 7

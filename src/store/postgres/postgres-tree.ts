@@ -86,6 +86,21 @@ const STATES: QueryConfig = {
 }
 
 /**
+ * $1 owner, $2 and $3 the position, $4 the ids: those a new place at or before the position
+ * names as its parent (folder_changes_by_owner; rows from before migration 010, without a
+ * place, count as new places).
+ */
+const PLACED_UNDER: QueryConfig = {
+  name: 'folder_service_tree_placed_under',
+  text: `SELECT i.id::text AS id FROM unnest($4::uuid[]) AS i(id)
+    JOIN LATERAL (
+      SELECT 1 FROM folder_changes AS n
+       WHERE n.owner_id = $1 AND n.kind = 'folder' AND n.parent_id = i.id AND n.place IS DISTINCT FROM 0
+         AND (n.generation, n.id) <= ($2::int8, $3::int8)
+       LIMIT 1) AS placed ON true`,
+}
+
+/**
  * The children of a parent at ($2, $3): $4 the parent (its own statement for the user's
  * root, since "IS NOT DISTINCT FROM" cannot use an index), $5 after this id (null: all), $6
  * the tree's root, $7 rows. Those unchanged since (live children now with no log row after
@@ -231,6 +246,13 @@ function answerer(query: SnapshotQuery, ownerId: string, rootId: string | null) 
           values: [ownerId, read.at.generation, read.at.row, read.ids],
         })
         return new Map(rows.map((row) => [row.id, history(row)]))
+      }
+      case 'placedUnder': {
+        const rows = await query<{ id: string }>({
+          ...PLACED_UNDER,
+          values: [ownerId, read.at.generation, read.at.row, read.ids],
+        })
+        return new Set(rows.map((row) => row.id))
       }
       case 'children': {
         const rows = await query<RawChild>({

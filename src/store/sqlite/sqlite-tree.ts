@@ -37,8 +37,32 @@ const PARENT_OF_OLD_STATE = `
    WHERE owner_id = $owner AND parent_id = $id AND kind = 'folder' AND id = 0 AND generation > $generation
    LIMIT 1`
 
+/**
+ * A new place at or before a position is under the folder (index folder_changes_by_new_parent,
+ * migration 017); its generation at most the position's, a superset of "at or before".
+ */
+const PLACED_UNDER = `
+  SELECT 1 FROM folder_changes INDEXED BY folder_changes_by_new_parent
+   WHERE owner_id = $owner AND parent_id = $id AND kind = 'folder' AND id = 1 AND generation <= $generation
+   LIMIT 1`
+
 const NOW = `
   SELECT id, name, folder_id, created_at, updated_at, owner_id, is_deleted, child_count FROM folders WHERE id = ?`
+
+/**
+ * A folder's history after a position (tree-reads.ts FolderHistory) in one statement, a
+ * seek on each of three indexes: its first log row after the position, its row now, and
+ * whether an old state after the position names it as the parent. An answer reads one per
+ * folder and ancestor at each of its two positions: one statement, not three.
+ */
+const HISTORY = `
+  SELECT c.side, c.parent_id, c.live, c.name, c.created_at, c.updated_at,
+         f.name AS now_name, f.folder_id AS now_parent, f.created_at AS now_created_at,
+         f.updated_at AS now_updated_at, f.owner_id, f.is_deleted, f.child_count,
+         EXISTS (${PARENT_OF_OLD_STATE}) AS parent_of_old_state
+    FROM (SELECT 1) AS one
+    LEFT JOIN (${FIRST_AFTER}) AS c ON 1
+    LEFT JOIN folders AS f ON f.id = $id`
 
 /**
  * The children of a parent at a position that have not changed since: its live children now
@@ -77,8 +101,9 @@ export interface TreeStatements {
   owner: Database.Statement
   liveFolder: Database.Statement
   log: Database.Statement
-  firstAfter: Database.Statement
+  history: Database.Statement
   parentOfOldState: Database.Statement
+  placedUnder: Database.Statement
   now: Database.Statement
   unchangedChildren: Database.Statement
   changedChildren: Database.Statement
@@ -90,8 +115,9 @@ export function prepareTreeStatements(db: Database.Database, valid: Database.Sta
     owner: db.prepare('SELECT id, username, avatar_url, listing_generation FROM users WHERE id = ?'),
     liveFolder: db.prepare('SELECT 1 FROM folders WHERE id = ? AND owner_id = ? AND is_deleted = 0').pluck(),
     log: db.prepare(LOG),
-    firstAfter: db.prepare(FIRST_AFTER),
+    history: db.prepare(HISTORY),
     parentOfOldState: db.prepare(PARENT_OF_OLD_STATE).pluck(),
+    placedUnder: db.prepare(PLACED_UNDER).pluck(),
     now: db.prepare(NOW),
     unchangedChildren: db.prepare(UNCHANGED_CHILDREN),
     changedChildren: db.prepare(CHANGED_CHILDREN),
@@ -107,13 +133,21 @@ interface RawLogRow {
   folder_id: string | null
 }
 
-interface RawFirst {
-  side: number
+interface RawHistory {
+  side: number | null
   parent_id: string | null
   live: number | null
   name: string | null
   created_at: number | null
   updated_at: number | null
+  now_name: string | null
+  now_parent: string | null
+  now_created_at: number | null
+  now_updated_at: number | null
+  owner_id: string | null
+  is_deleted: number | null
+  child_count: number | null
+  parent_of_old_state: number
 }
 
 interface RawNow extends FolderRow {
@@ -138,32 +172,37 @@ function answerer(s: TreeStatements, ownerId: string, rootId: string | null) {
   const parentOfOldState = (id: string, position: ChangePosition) =>
     s.parentOfOldState.get({ owner: ownerId, id, generation: position.generation }) !== undefined
   const history = (id: string, position: ChangePosition): FolderHistory => {
-    const first = s.firstAfter.get({ ...at(position), id }) as RawFirst | undefined
-    const now = s.now.get(id) as RawNow | undefined
+    const h = s.history.get({ ...at(position), id }) as RawHistory
     return {
       first:
-        first === undefined
+        h.side === null
           ? null
-          : first.side === 1
+          : h.side === 1
             ? { side: 1 }
             : {
                 side: 0,
-                live: first.live === null ? null : first.live === 1,
-                parentId: first.parent_id,
-                name: first.name,
-                created_at: first.created_at,
-                updated_at: first.updated_at,
+                live: h.live === null ? null : h.live === 1,
+                parentId: h.parent_id,
+                name: h.name,
+                created_at: h.created_at,
+                updated_at: h.updated_at,
               },
       now:
-        now === undefined
+        h.owner_id === null
           ? null
           : {
-              folder: folderOf(now),
-              ownerId: now.owner_id,
-              deleted: now.is_deleted !== 0,
-              childCount: now.child_count,
+              folder: {
+                id,
+                name: h.now_name as string,
+                folder_id: h.now_parent,
+                created_at: h.now_created_at as number,
+                updated_at: h.now_updated_at as number,
+              },
+              ownerId: h.owner_id,
+              deleted: h.is_deleted !== 0,
+              childCount: h.child_count ?? 0,
             },
-      parentOfOldState: parentOfOldState(id, position),
+      parentOfOldState: h.parent_of_old_state === 1,
     }
   }
   const children = (read: Extract<TreeRead, { read: 'children' }>): ChildAt[] => {
@@ -198,6 +237,12 @@ function answerer(s: TreeStatements, ownerId: string, rootId: string | null) {
         return new Map(read.ids.map((id) => [id, history(id, read.at)]))
       case 'children':
         return children(read)
+      case 'placedUnder':
+        return new Set(
+          read.ids.filter(
+            (id) => s.placedUnder.get({ owner: ownerId, id, generation: read.at.generation }) !== undefined,
+          ),
+        )
     }
   }
 }

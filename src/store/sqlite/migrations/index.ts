@@ -14,6 +14,7 @@ import step013OwnerChildCounts from './013-owner-child-counts.js'
 import step014InsertedRowCounts from './014-inserted-row-counts.js'
 import step015TreeStates from './015-tree-states.js'
 import step016OwnersByGeneration from './016-owners-by-generation.js'
+import step017TreeNewParents from './017-tree-new-parents.js'
 
 /**
  * The steps of the embedded backend's schema (docs/api.md, "Data model"), in the order they
@@ -42,4 +43,5 @@ export const MIGRATIONS: readonly SqlMigration[] = [
   step014InsertedRowCounts,
   step015TreeStates,
   step016OwnersByGeneration,
+  step017TreeNewParents,
 ]
