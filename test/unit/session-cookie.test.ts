@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { before, describe, it } from 'node:test'
+// Types only: the module itself is imported once the page's globals are in place (before).
+import type * as SessionCookie from '../../src/browser/session-cookie.js'
 
 /**
  * The folder browser's session cookie (src/browser/session-cookie.ts) in Node, with a
@@ -30,8 +32,7 @@ class FakeChannel extends EventTarget {
   }
 }
 
-type Module = typeof import('../../src/browser/session-cookie.js')
-let cookies: Module
+let cookies: typeof SessionCookie
 /** Another window of the same browser, on the module's channel. */
 let otherWindow: FakeChannel
 let heard = 0
