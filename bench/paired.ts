@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process'
 import { resolve } from 'node:path'
 import { parseArgs, promisify } from 'node:util'
+import { OtlpReceiver } from '../harness/otlp-receiver.js'
 import { findWrk } from './lib/wrk.js'
 import { readCpuSeconds } from './lib/process-stats.js'
 import { HOST, freePort, spawnChild, stopAllChildren, waitForHttp, type Child } from './lib/processes.js'
@@ -20,13 +21,16 @@ import { HOST, freePort, spawnChild, stopAllChildren, waitForHttp, type Child } 
  *
  * A build folder outside the repository needs node_modules (a symlink) beside it. Rate
  * limits stay on at the highest allowed rate, so their cost is measured without a 429.
+ * `--otlp-sink` points both sides' OTEL_EXPORTER_OTLP_ENDPOINT at an OTLP receiver in this
+ * process that accepts each export without decoding it, so tracing (switched on by
+ * `--env-b OTEL_TRACES_EXPORTER=otlp`) is measured with its exports sent and accepted.
  */
 
 const run = promisify(execFile)
 const log = (line: string) => process.stdout.write(`${line}\n`)
 
 const USAGE =
-  'usage: npm run bench:paired -- --a DIST --b DIST --db URL --session ID [--path /v1/folders] [--pairs 8] [--seconds 2] [--env K=V] [--env-a K=V] [--env-b K=V]'
+  'usage: npm run bench:paired -- --a DIST --b DIST --db URL --session ID [--path /v1/folders] [--pairs 8] [--seconds 2] [--env K=V] [--env-a K=V] [--env-b K=V] [--otlp-sink]'
 
 const { values } = parseArgs({
   options: {
@@ -40,6 +44,7 @@ const { values } = parseArgs({
     env: { type: 'string', multiple: true, default: [] },
     'env-a': { type: 'string', multiple: true, default: [] },
     'env-b': { type: 'string', multiple: true, default: [] },
+    'otlp-sink': { type: 'boolean', default: false },
   },
 })
 
@@ -131,7 +136,11 @@ async function main(): Promise<void> {
   if (wrk === null) throw new Error('wrk is not installed')
   const pairs = Number(values.pairs)
   const seconds = Number(values.seconds)
-  const shared = settings(values.env)
+  const sink = values['otlp-sink'] ? await OtlpReceiver.start({ decode: false }) : null
+  const shared = {
+    ...(sink === null ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url }),
+    ...settings(values.env),
+  }
   const a = await startBuild('A', values.a, { ...shared, ...settings(values['env-a']) })
   const b = await startBuild('B', values.b, { ...shared, ...settings(values['env-b']) })
   for (let pair = 0; pair < pairs; pair++) {
@@ -145,6 +154,10 @@ async function main(): Promise<void> {
       `(B/A ${(median(b.perRequestUs) / median(a.perRequestUs)).toFixed(3)}); B cheaper in ${cheaper} of ${pairs} pairs; ` +
       `median req/s A ${median(a.rates).toFixed(0)}, B ${median(b.rates).toFixed(0)}`,
   )
+  if (sink !== null) {
+    log(`OTLP exports received: ${sink.exports.length} (${sink.bytes} bytes)`)
+    await sink.close()
+  }
 }
 
 try {

@@ -16,6 +16,8 @@ import { requestIdFor } from './http/plugins/request-id.js'
 import { requestBasicsPlugin } from './http/plugins/request-basics.js'
 import { RequestCompletion, exposeRequestCompletion } from './http/plugins/request-completion.js'
 import { lazyRequestLogger } from './http/plugins/request-logger.js'
+import { TracedRequestCompletion, traceRequests, tracedRequestLogger } from './http/request-tracing.js'
+import { activeTracing } from './tracing/tracing.js'
 import { browserRoutes } from './routes/browser.js'
 import { docsRoutes } from './routes/docs.js'
 import { foldersRoutes } from './routes/folders.js'
@@ -78,12 +80,15 @@ export async function buildApp({
   metrics = new AppMetrics(),
 }: AppOptions): Promise<FastifyInstance> {
   const rejections = new ParserRejections(metrics)
-  const completion = new RequestCompletion(metrics)
+  // Tracing on (src/tracing/): requests run in their spans; off, not one step of the path changes.
+  const tracing = activeTracing()
+  const completion =
+    tracing === null ? new RequestCompletion(metrics) : new TracedRequestCompletion(metrics, tracing)
   const app = Fastify({
     logger: loggerOptions(logger, config.logLevel),
     genReqId: requestIdFor,
     logController: completion,
-    childLoggerFactory: lazyRequestLogger,
+    childLoggerFactory: tracing === null ? lazyRequestLogger : tracedRequestLogger(tracing),
     trustProxy: typeof config.trustProxy === 'object' ? [...config.trustProxy] : config.trustProxy,
     keepAliveTimeout: config.keepAliveTimeoutMs,
     requestTimeout: config.requestTimeoutMs,
@@ -96,6 +101,8 @@ export async function buildApp({
     clientErrorHandler: rejections.clientError,
     http: { requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>()
+  // Fastify's own request listener, alone on the server until the next line adds another.
+  if (tracing !== null) traceRequests(app.server, tracing)
   rejections.attach(app)
   exposeRequestCompletion(app, completion)
   // The named response shapes the routes refer to by $ref (and the OpenAPI document names).

@@ -20,6 +20,17 @@ import {
   trustProxy,
   type Kind,
 } from './config-values.js'
+import {
+  DEFAULT_SERVICE_NAME,
+  httpUrl,
+  keyValueList,
+  optionalOneOf,
+  OTLP_PROTOCOLS,
+  otelBoolean,
+  probability,
+  TRACE_SAMPLERS,
+  TRACES_EXPORTERS,
+} from './tracing/otel-values.js'
 
 export { ConfigError }
 
@@ -87,6 +98,8 @@ interface Setting<T> {
   meaning: string
   /** the longer explanation .env.example gives (plain text) */
   details: string
+  /** OpenTelemetry's own variables are documented in a table of their own */
+  opentelemetry?: true
 }
 
 const setting = <T>(declared: Setting<T>): Setting<T> => declared
@@ -393,6 +406,119 @@ const SETTINGS = {
     meaning: 'address of the metrics listener (used with `METRICS_PORT`)',
     details: 'Address of the metrics listener (used with METRICS_PORT).',
   }),
+  // OpenTelemetry's own variables, read with the specification's meaning (src/tracing/), but
+  // for one default: tracing is off until OTEL_TRACES_EXPORTER asks for it.
+  otelSdkDisabled: setting({
+    opentelemetry: true,
+    variable: 'OTEL_SDK_DISABLED',
+    kind: otelBoolean,
+    default: false,
+    meaning: '`true` switches tracing off whatever else is set',
+    details: 'OpenTelemetry: true switches tracing off, whatever the other OTEL_ variables say.',
+  }),
+  otelTracesExporter: setting({
+    opentelemetry: true,
+    variable: 'OTEL_TRACES_EXPORTER',
+    kind: oneOf(TRACES_EXPORTERS),
+    default: 'none',
+    meaning:
+      '`otlp` sends traces to a collector ([tracing](operations.md#tracing)); `none`: no tracing, nothing loaded',
+    details:
+      "OpenTelemetry: otlp sends traces over OTLP/HTTP to a collector (docs/operations.md, Tracing); none (the default here, unlike the specification's otlp) traces nothing and loads none of the SDK.",
+  }),
+  otelExporterOtlpEndpoint: setting({
+    opentelemetry: true,
+    variable: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+    kind: httpUrl,
+    default: 'http://localhost:4318',
+    meaning: "the collector's OTLP/HTTP base URL (traces go to its `/v1/traces`)",
+    details: "OpenTelemetry: the collector's OTLP/HTTP base URL; traces are sent to its path v1/traces.",
+  }),
+  otelExporterOtlpTracesEndpoint: setting({
+    opentelemetry: true,
+    variable: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+    kind: httpUrl,
+    default: '',
+    defaultNote: (code) => `(the one above and ${code('/v1/traces')})`,
+    meaning: 'the whole URL traces are sent to, used as it is',
+    details: 'OpenTelemetry: the whole URL traces are sent to, used as it is (no path is added).',
+  }),
+  otelExporterOtlpProtocol: setting({
+    opentelemetry: true,
+    variable: 'OTEL_EXPORTER_OTLP_PROTOCOL',
+    kind: oneOf(OTLP_PROTOCOLS),
+    default: 'http/protobuf',
+    meaning: 'the OTLP encoding (no gRPC)',
+    details: 'OpenTelemetry: the OTLP encoding over HTTP, http/protobuf or http/json (gRPC is not offered).',
+  }),
+  otelExporterOtlpTracesProtocol: setting({
+    opentelemetry: true,
+    variable: 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
+    kind: optionalOneOf(OTLP_PROTOCOLS),
+    default: '',
+    defaultNote: () => '(the one above)',
+    meaning: "the traces' OTLP encoding, when not the one above",
+    details: "OpenTelemetry: the traces' OTLP encoding, when it differs from OTEL_EXPORTER_OTLP_PROTOCOL.",
+  }),
+  otelServiceName: setting({
+    opentelemetry: true,
+    variable: 'OTEL_SERVICE_NAME',
+    kind: text(() => 'a name'),
+    default: '',
+    defaultNote: (code) => `(${code('service.name')} below, else ${code(DEFAULT_SERVICE_NAME)})`,
+    meaning: "the traces' `service.name`",
+    details: `OpenTelemetry: the traces' service.name; it wins over a service.name in OTEL_RESOURCE_ATTRIBUTES. Empty: that one, else ${DEFAULT_SERVICE_NAME}.`,
+  }),
+  otelResourceAttributes: setting({
+    opentelemetry: true,
+    variable: 'OTEL_RESOURCE_ATTRIBUTES',
+    kind: keyValueList,
+    default: Object.freeze<Record<string, string>>({}),
+    meaning: 'more attributes of the service in its traces (`deployment.environment.name=prod`)',
+    details:
+      'OpenTelemetry: attributes of the service added to its traces, e.g. deployment.environment.name=prod,service.namespace=drive (values percent-encoded).',
+  }),
+  otelTracesSampler: setting({
+    opentelemetry: true,
+    variable: 'OTEL_TRACES_SAMPLER',
+    kind: {
+      ...oneOf(TRACE_SAMPLERS),
+      accepts: (code) =>
+        `${code('always_on')}, ${code('always_off')}, ${code('traceidratio')}, each also as ${code('parentbased_...')}`,
+    },
+    default: 'parentbased_always_on',
+    meaning: "which traces are kept; `parentbased_*` follow an incoming `traceparent`'s decision",
+    details:
+      'OpenTelemetry: which traces are recorded. The parentbased_ samplers follow the decision of an incoming traceparent and decide themselves only for traces that begin here; traceidratio keeps a share of trace ids (OTEL_TRACES_SAMPLER_ARG).',
+  }),
+  otelTracesSamplerArg: setting({
+    opentelemetry: true,
+    variable: 'OTEL_TRACES_SAMPLER_ARG',
+    kind: probability,
+    default: null,
+    defaultNote: () => '(1)',
+    meaning: 'the share of traces the ratio samplers keep',
+    details:
+      'OpenTelemetry: for traceidratio and parentbased_traceidratio, the share of traces kept (0.1: one in ten). Ignored by the other samplers.',
+  }),
+  otelBspScheduleDelay: setting({
+    opentelemetry: true,
+    variable: 'OTEL_BSP_SCHEDULE_DELAY',
+    kind: integer(0, 600_000),
+    default: 5000,
+    meaning: 'most time (ms) a finished span waits before it is sent',
+    details:
+      'OpenTelemetry: the longest a finished span waits before its batch is sent (ms); a full batch (512 spans) leaves at once.',
+  }),
+  otelBspMaxQueueSize: setting({
+    opentelemetry: true,
+    variable: 'OTEL_BSP_MAX_QUEUE_SIZE',
+    kind: integer(1, 1_000_000),
+    default: 2048,
+    meaning: 'finished spans held for sending; past it new ones are dropped',
+    details:
+      'OpenTelemetry: finished spans held while they wait to be sent; past it, new ones are dropped (a collector that is down costs traces, never memory without bound).',
+  }),
 }
 
 type ValueOf<S> = S extends Setting<infer T> ? T : never
@@ -486,6 +612,8 @@ export interface SettingDoc {
   accepts: Note
   meaning: string
   details: string
+  /** one of OpenTelemetry's own variables (their own table) */
+  opentelemetry: boolean
 }
 
 /** The documentation of every setting, in SETTINGS' order, defaults as the loader resolves them. */
@@ -506,6 +634,7 @@ export function settingDocs(): SettingDoc[] {
       },
       meaning: declared.meaning,
       details: declared.details,
+      opentelemetry: declared.opentelemetry === true,
     }
   })
 }

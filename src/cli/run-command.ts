@@ -2,6 +2,7 @@ import { loadConfig, type Config, type ConfigFlags } from '../config.js'
 import { openStore } from '../store/open-store.js'
 import { validateImport } from '../import/validate-import.js'
 import { ImportError, type ImportData, type Store } from '../store/store.js'
+import { startTracing, stopTracing } from '../tracing/start-tracing.js'
 
 /**
  * How every CLI command runs: settings from --db and the environment, a store opened and
@@ -54,14 +55,29 @@ export async function withStore(
   work: (store: Store, config: Readonly<Config>) => Promise<void>,
   /** told the schema steps opening the store applied (`migrate` prints them) */
   migrated?: (steps: readonly string[]) => void,
+  /** the command's name, for a command traced when OTEL_TRACES_EXPORTER asks (its root span) */
+  traced?: string,
 ) {
   try {
     const config = loadConfig(process.env, { db: options.db, host: options.host, port: options.port })
-    const store = await openStore(config, migrated)
+    const run = async () => {
+      const store = await openStore(config, migrated)
+      try {
+        await work(store, config)
+      } finally {
+        await store.close()
+      }
+    }
+    // Started before the store opens, which is built traced or not (src/tracing/).
+    const tracing = traced === undefined ? null : await startTracing(config)
+    if (tracing === null) return await run()
+    tracing.reportTo({ warn: (_details, message) => process.stderr.write(`${message}\n`) })
     try {
-      await work(store, config)
+      // A caller's trace continues through the environment (OpenTelemetry's environment carrier).
+      const { TRACEPARENT: traceparent, TRACESTATE: tracestate } = process.env
+      await tracing.root(traced ?? '', run, { traceparent, tracestate })
     } finally {
-      await store.close()
+      await stopTracing()
     }
   } catch (error) {
     fail(error)

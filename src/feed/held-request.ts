@@ -6,6 +6,10 @@ import {
   type SessionRefusal,
 } from './session-recheck.js'
 import type { ChangeWatcher, HeldClient, Hold } from './watcher.js'
+import { activeTracing } from '../tracing/tracing.js'
+
+/** The span of an answer a held request sends after a wake says how it was delivered. */
+const DELIVERED_HELD = { 'folder_service.feed.delivery': 'long-poll' }
 
 /**
  * The long-poll loop shared by the feeds (docs/api.md "Wait"): read; while a read finds
@@ -81,7 +85,13 @@ export async function holdUntilChanged<T extends object>(
     for (;;) {
       if (parkedAt === null) {
         const found = await request.read(minGeneration, woken)
-        if ('send' in found) return woken ? await checked(found.send, options.session) : found.send
+        if ('send' in found) {
+          if (!woken) return found.send
+          const answer = await checked(found.send, options.session)
+          // Traced (src/tracing/): the answer's span, from the wake that caused it.
+          if (answer === found.send && hold !== null) activeTracing()?.delivered(hold, DELIVERED_HELD)
+          return answer
+        }
         parkedAt = found.nothing
       }
       hold ??= options.hold ?? watcher.hold(options.session.id)

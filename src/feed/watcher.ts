@@ -1,5 +1,6 @@
 import type { ChangeSignals, ServingStore } from '../store/store.js'
 import { inTurnSlices } from './turn-slices.js'
+import { activeTracing } from '../tracing/tracing.js'
 
 /**
  * The process's one watcher of owners' listing generations, for held (long-poll) requests of
@@ -165,6 +166,8 @@ export class ChangeWatcher {
   private readonly unheard = new Map<string, number>()
   private closed = false
   private readonly signals: ChangeSignals | null
+  /** traced (src/tracing/): reads kept out of requests' traces, each wake a span of its own */
+  private readonly wakes = activeTracing()?.wakes()
 
   constructor(
     private readonly store: Pick<ServingStore, 'ownerGenerations'>,
@@ -376,7 +379,8 @@ export class ChangeWatcher {
       }
     }
     try {
-      const refused = await sweep.refused([...byHolder.keys()])
+      const holders = [...byHolder.keys()]
+      const refused = await (this.wakes?.detached(() => sweep.refused(holders)) ?? sweep.refused(holders))
       const ended: Woken[] = []
       for (const holder of refused) {
         for (const waiter of byHolder.get(holder) ?? []) ended.push({ waiter, generation: null })
@@ -467,7 +471,8 @@ export class ChangeWatcher {
       if (owners.length === 0) return
       const full = owners.length === this.byOwner.size && owners.length > 1
       const began = performance.now()
-      const generations = await this.store.ownerGenerations(owners)
+      const read = () => this.store.ownerGenerations(owners)
+      const generations = await (this.wakes?.detached(read) ?? read())
       if (full) this.fullPollMs = performance.now() - began
       const woken: Woken[] = []
       for (const ownerId of owners) {
@@ -477,7 +482,11 @@ export class ChangeWatcher {
           if (now !== waiter.baseline) woken.push({ waiter, generation: now ?? null })
         }
       }
-      this.wake(woken, 'changed')
+      if (this.wakes === undefined || woken.length === 0) this.wake(woken, 'changed')
+      else {
+        const targets = woken.map(({ waiter }) => waiter.target)
+        this.wakes.woke(targets, began, () => this.wake(woken, 'changed'))
+      }
     } catch (error) {
       this.options.onError?.(error)
     } finally {

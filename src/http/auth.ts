@@ -2,7 +2,8 @@ import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fa
 import { parseCookie } from 'cookie'
 import { isUuid, normaliseUuid } from '../ids.js'
 import type { ServingStore } from '../store/store.js'
-import { problems } from './problems.js'
+import { activeTracing } from '../tracing/tracing.js'
+import { problems, toProblem } from './problems.js'
 
 /**
  * Session-cookie authentication (docs/api.md "Authentication" and "Checks, in this order").
@@ -49,9 +50,24 @@ export function requestSessionCookie(request: FastifyRequest): SessionCookie {
   return cookie
 }
 
+/** A refusal (401, 403) is the check's answer; only an outage (5xx) is its failure. */
+const checkFailed = (error: unknown) => toProblem(error).status >= 500
+
 export function authenticate(
   store: Pick<ServingStore, 'findSessionUser'>,
   now: () => number = Date.now,
+): onRequestAsyncHookHandler {
+  const check = sessionCheck(store, now)
+  const tracing = activeTracing()
+  if (tracing === null) return check
+  return function tracedSessionCheck(request, reply) {
+    return tracing.step('session check', () => check.call(this, request, reply), { failed: checkFailed })
+  }
+}
+
+function sessionCheck(
+  store: Pick<ServingStore, 'findSessionUser'>,
+  now: () => number,
 ): onRequestAsyncHookHandler {
   return async function authenticateSession(request: FastifyRequest, _reply: FastifyReply) {
     const cookie = requestSessionCookie(request)

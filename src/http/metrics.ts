@@ -5,6 +5,7 @@ import { instrumented } from '../store/instrumented-store.js'
 import { FALLBACK_REASONS, REPLICA_REFUSALS, type ReadRoutingStats } from '../store/replica-stats.js'
 import type { ServingStore } from '../store/store.js'
 import type { PrimaryStats } from '../store/failover-stats.js'
+import { activeTracing } from '../tracing/tracing.js'
 
 /**
  * Prometheus metrics at GET /metrics (text format 0.0.4), on the main listener or on its own
@@ -205,15 +206,21 @@ export class AppMetrics {
     })
   }
 
-  /** `store`, with every call timed into db_operation_duration_seconds. */
+  /**
+   * `store`, with every call timed into db_operation_duration_seconds, and in a span of its own
+   * when tracing is on.
+   */
   instrument<S extends ServingStore>(store: S): S {
     if (store.readRouting !== undefined) this.routingOf(() => store.readRouting?.() ?? EMPTY_ROUTING)
     // Only a store that follows a moving primary (a host list in DATABASE_URL) has these.
     if (store.primaryFailover?.() !== undefined)
       this.failoverOf(() => store.primaryFailover?.() ?? NO_FAILOVER)
     const backend = store.kind
-    return instrumented(store, (operation, outcome, seconds) =>
-      this.storeSeconds.observe([operation, backend, outcome], seconds),
+    const tracing = activeTracing()
+    return instrumented(
+      store,
+      (operation, outcome, seconds) => this.storeSeconds.observe([operation, backend, outcome], seconds),
+      tracing === null ? undefined : (operation, run) => tracing.storeCall(backend, operation, run),
     )
   }
 

@@ -11,6 +11,8 @@ import { AppMetrics, metricsServer } from '../http/metrics.js'
 import { openStore } from '../store/open-store.js'
 import type { Store } from '../store/store.js'
 import { announceListening } from '../service-url.js'
+import { startTracing, stopTracing } from '../tracing/start-tracing.js'
+import { tracingSettings } from '../tracing/tracing-settings.js'
 
 /**
  * The process side of the service (app.ts is the rest): open the store, build the app, listen,
@@ -160,6 +162,8 @@ export async function startServer(config: Readonly<Config>): Promise<FastifyInst
       }
       if (!err) app.log.info({ signal }, 'shutting down: draining requests in flight')
       await app.close()
+      // The last requests' spans leave before the process does (a bounded wait).
+      await stopTracing()
       app.log.info('stopped')
       await new Promise((resolve) => setTimeout(resolve, LOG_SETTLE_MS))
     },
@@ -171,9 +175,19 @@ export async function startServer(config: Readonly<Config>): Promise<FastifyInst
       ordered = true
     })
   }
+  // Before the store and the app: both are built traced or not, once (src/tracing/).
+  const tracing = await startTracing(config)
   const store = await openStore(config)
   const listening = await listen(config, { store, announce: !worker })
   app = listening
+  if (tracing !== null) {
+    tracing.reportTo(listening.log)
+    const settings = tracingSettings(config)
+    listening.log.info(
+      { url: settings?.url.replace(/[?#].*$/, ''), protocol: settings?.protocol, sampler: settings?.sampler },
+      'tracing on: spans are sent over OTLP/HTTP',
+    )
+  }
   if (worker) tellPrimary({ type: 'listening', address: listeningAddress(listening) })
 
   if ((!worker || isFirstWorker()) && (await store.countUsers()) === 0) {

@@ -1,5 +1,5 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox'
-import type { ServingStore } from '../store/store.js'
+import type { ServingStore, SessionUser } from '../store/store.js'
 import { FolderList } from '../schemas/folder.js'
 import { Problem } from '../schemas/problem.js'
 import { refTo } from '../schemas/ref.js'
@@ -11,8 +11,15 @@ import { folderListJson } from '../http/folder-list-json.js'
 import type { FastifyReply } from 'fastify'
 import type { CachedListing, ListingCache } from '../http/listing-cache.js'
 import { paginationLinks } from '../http/pagination-links.js'
-import { listingKey, listingQuery, type ListingPage, type Listings } from '../listing/listing.js'
-import { problems } from '../http/problems.js'
+import {
+  listingKey,
+  listingQuery,
+  type ListingPage,
+  type ListingQuery,
+  type Listings,
+} from '../listing/listing.js'
+import { problems, toProblem } from '../http/problems.js'
+import { activeTracing } from '../tracing/tracing.js'
 import { refuseOtherMethods } from '../http/method-not-allowed.js'
 import { LIST_FOLDERS_PATH } from '../api/paths.js'
 
@@ -28,6 +35,9 @@ export interface FoldersRouteOptions {
 }
 
 const LISTING_METHODS = ['GET', 'HEAD']
+
+/** The `listing` span's attribute: `hit`, `miss`, or `off` (LISTING_CACHE_MB=0). */
+const LISTING_CACHE = 'folder_service.listing_cache'
 
 /**
  * A page as it is sent and kept: the bytes the route's 200 schema would write (only the
@@ -75,30 +85,56 @@ export const foldersRoutes: FastifyPluginCallbackTypebox<FoldersRouteOptions> = 
 ) => {
   app.addHook('onSend', conditionalGet)
 
+  /** The page's finished bytes, read and filed in the cache under `key` (`era`: see ListingCache). */
+  const readPage = async (user: SessionUser, query: ListingQuery, key: string): Promise<CachedListing> => {
+    const era = cache.era
+    const read = await listings.read(user, query)
+    switch (read.outcome) {
+      case 'cursor-invalid':
+        throw problems.invalidParameter('cursor')
+      case 'parent-not-found':
+        throw problems.folderNotFound()
+      case 'page': {
+        const listing = finishedListing(read.page)
+        if (cache.enabled) cache.set(key, listing, era)
+        return listing
+      }
+    }
+  }
+
+  // Traced (src/tracing/): the handler runs in a `listing` span that says what the cache did,
+  // `hit` unless a read marks it `miss`; off, the handler below is all there is.
+  const tracing = activeTracing()
+  const read =
+    tracing === null
+      ? readPage
+      : (user: SessionUser, query: ListingQuery, key: string) => {
+          tracing.annotate(LISTING_CACHE, cache.enabled ? 'miss' : 'off')
+          return readPage(user, query, key)
+        }
+
+  /** The handler as it is, or (traced) inside a `listing` span, `hit` unless a read said otherwise. */
+  const listingSpan = <A extends unknown[], R>(handler: (...args: A) => Promise<R>) =>
+    tracing === null
+      ? handler
+      : (...args: A) =>
+          tracing.step('listing', () => handler(...args), {
+            attributes: { [LISTING_CACHE]: 'hit' },
+            failed: (error) => toProblem(error).status >= 500,
+          })
+
   app.get(
     LIST_FOLDERS_PATH,
     { schema: listFoldersSchema, onRequest: authenticate(store) },
-    async (request, reply) => {
+    listingSpan(async (request, reply) => {
       const user = request.sessionUser
       const query = listingQuery(request.query)
       // Off, the cache costs not even its key; a hit costs no read, serialisation or hash.
       const key = cache.enabled ? listingKey(user, query) : ''
-      const era = cache.era
       const cached = cache.enabled ? cache.get(key) : undefined
       if (cached !== undefined) return sendListing(reply, cached)
-      const read = await listings.read(user, query)
-      switch (read.outcome) {
-        case 'cursor-invalid':
-          throw problems.invalidParameter('cursor')
-        case 'parent-not-found':
-          throw problems.folderNotFound()
-        case 'page': {
-          const listing = finishedListing(read.page)
-          if (cache.enabled) cache.set(key, listing, era)
-          return sendListing(reply, listing)
-        }
-      }
-    },
+      return sendListing(reply, await read(user, query, key))
+    }),
   )
 
   refuseOtherMethods(app, LIST_FOLDERS_PATH, LISTING_METHODS)

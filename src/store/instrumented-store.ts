@@ -15,6 +15,11 @@ import { performance } from 'node:perf_hooks'
 
 export type Outcome = 'ok' | 'error'
 export type ObserveStoreCall = (operation: string, outcome: Outcome, seconds: number) => void
+/**
+ * Runs one call (`run`) around something of its own, e.g. inside a span (src/tracing/), and
+ * returns what `run` returns.
+ */
+export type AroundStoreCall = (operation: string, run: () => unknown) => unknown
 
 /** The names of the methods of `store`: its own and its prototypes', up to Object's. */
 function methodNames(store: object): Set<string> {
@@ -29,29 +34,58 @@ function methodNames(store: object): Set<string> {
   return names
 }
 
-/** Every method of `inner` that returns a promise, timed from the call to its settling. */
-export function instrumented<S extends object>(inner: S, observe: ObserveStoreCall): S {
-  const timed = Object.create(inner) as S
-  const methods = inner as unknown as Record<string, (...args: unknown[]) => unknown>
+/**
+ * A store whose prototype is `inner` and whose every method is an own property made by
+ * `make` (which looks `inner`'s method up at each call).
+ */
+function overEachMethod<S extends object>(
+  inner: S,
+  make: (name: string) => (...args: unknown[]) => unknown,
+): S {
+  const wrapper = Object.create(inner) as S
   for (const name of methodNames(inner)) {
-    const call = (...args: unknown[]): unknown => {
-      const start = performance.now()
-      let result: unknown
-      try {
-        result = methods[name]!.apply(inner, args)
-      } catch (error) {
-        observe(name, 'error', (performance.now() - start) / 1000)
-        throw error
-      }
-      if (result instanceof Promise) {
-        result.then(
-          () => observe(name, 'ok', (performance.now() - start) / 1000),
-          () => observe(name, 'error', (performance.now() - start) / 1000),
-        )
-      }
-      return result
-    }
-    Object.defineProperty(timed, name, { value: call, writable: true, configurable: true })
+    Object.defineProperty(wrapper, name, { value: make(name), writable: true, configurable: true })
   }
-  return timed
+  return wrapper
+}
+
+/**
+ * Every method of `store` that returns a promise, timed from the call to its settling; with
+ * `around`, each call runs through it, inside the timing.
+ */
+export function instrumented<S extends object>(
+  store: S,
+  observe: ObserveStoreCall,
+  around?: AroundStoreCall,
+): S {
+  // Without `around` the timed calls are the store's own: nothing is added between them.
+  const inner = around === undefined ? store : aroundEach(store, around)
+  const methods = inner as unknown as Record<string, (...args: unknown[]) => unknown>
+  return overEachMethod(inner, (name) => (...args: unknown[]): unknown => {
+    const start = performance.now()
+    let result: unknown
+    try {
+      result = methods[name]!.apply(inner, args)
+    } catch (error) {
+      observe(name, 'error', (performance.now() - start) / 1000)
+      throw error
+    }
+    if (result instanceof Promise) {
+      result.then(
+        () => observe(name, 'ok', (performance.now() - start) / 1000),
+        () => observe(name, 'error', (performance.now() - start) / 1000),
+      )
+    }
+    return result
+  })
+}
+
+function aroundEach<S extends object>(inner: S, around: AroundStoreCall): S {
+  const methods = inner as unknown as Record<string, (...args: unknown[]) => unknown>
+  return overEachMethod(
+    inner,
+    (name) =>
+      (...args: unknown[]): unknown =>
+        around(name, () => methods[name]!.apply(inner, args)),
+  )
 }

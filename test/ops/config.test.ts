@@ -47,6 +47,18 @@ describe('configuration', () => {
       longPollIntervalMs: 250,
       sessionRecheckMs: 5000,
       feedNotify: { wakeups: true, listenUrl: null },
+      otelSdkDisabled: false,
+      otelTracesExporter: 'none',
+      otelExporterOtlpEndpoint: 'http://localhost:4318',
+      otelExporterOtlpTracesEndpoint: '',
+      otelExporterOtlpProtocol: 'http/protobuf',
+      otelExporterOtlpTracesProtocol: '',
+      otelServiceName: '',
+      otelResourceAttributes: {},
+      otelTracesSampler: 'parentbased_always_on',
+      otelTracesSamplerArg: null,
+      otelBspScheduleDelay: 5000,
+      otelBspMaxQueueSize: 2048,
     })
     assert.ok(Object.isFrozen(config))
     assert.ok(Object.isFrozen(config.corsOrigins))
@@ -86,6 +98,18 @@ describe('configuration', () => {
       LONG_POLL_INTERVAL_MS: '100',
       SESSION_RECHECK_MS: '2000',
       FEED_NOTIFY: 'postgres://listen@db.internal:5432/app',
+      OTEL_SDK_DISABLED: 'TRUE',
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector.internal:4318/otlp',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://localhost:4318/v1/traces',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
+      OTEL_SERVICE_NAME: 'folders',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=prod,team=drive%20core',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+      OTEL_BSP_SCHEDULE_DELAY: '1000',
+      OTEL_BSP_MAX_QUEUE_SIZE: '100',
     }
     assert.deepEqual(loadConfig(env), {
       databaseUrl: 'sqlite:/tmp/x.db',
@@ -120,6 +144,18 @@ describe('configuration', () => {
       longPollIntervalMs: 100,
       sessionRecheckMs: 2000,
       feedNotify: { wakeups: true, listenUrl: 'postgres://listen@db.internal:5432/app' },
+      otelSdkDisabled: true,
+      otelTracesExporter: 'otlp',
+      otelExporterOtlpEndpoint: 'https://collector.internal:4318/otlp',
+      otelExporterOtlpTracesEndpoint: 'http://localhost:4318/v1/traces',
+      otelExporterOtlpProtocol: 'http/json',
+      otelExporterOtlpTracesProtocol: 'http/protobuf',
+      otelServiceName: 'folders',
+      otelResourceAttributes: { 'deployment.environment.name': 'prod', team: 'drive core' },
+      otelTracesSampler: 'parentbased_traceidratio',
+      otelTracesSamplerArg: 0.25,
+      otelBspScheduleDelay: 1000,
+      otelBspMaxQueueSize: 100,
     })
     const flagged = loadConfig(env, { db: 'sqlite:/tmp/y.db', host: '::1', port: '0', logLevel: 'warn' })
     assert.equal(flagged.databaseUrl, 'sqlite:/tmp/y.db')

@@ -19,33 +19,46 @@ function defaultCell(doc: SettingDoc): string {
   return doc.defaultNote === undefined ? shown : `${shown} ${doc.defaultNote(code)}`
 }
 
-function settingsTable(): string[] {
-  const rows = settingDocs().map((doc) => [
+/** The service's own settings (with their flags), or OpenTelemetry's variables (none has a flag). */
+function settingsTable(opentelemetry: boolean): string[] {
+  const docs = settingDocs().filter((doc) => doc.opentelemetry === opentelemetry)
+  const rows = docs.map((doc) => [
     code(doc.variable),
-    doc.flag === undefined ? '' : code(doc.flag),
+    ...(opentelemetry ? [] : [doc.flag === undefined ? '' : code(doc.flag)]),
     defaultCell(doc),
     doc.accepts(code),
     doc.meaning,
   ])
-  return [['Variable', 'Flag', 'Default', 'Values', 'Meaning'], ['-', '-', '-', '-', '-'], ...rows].map(
-    (cells) => `| ${cells.join(' | ')} |`,
-  )
+  const heading = ['Variable', ...(opentelemetry ? [] : ['Flag']), 'Default', 'Values', 'Meaning']
+  return [heading, heading.map(() => '-'), ...rows].map((cells) => `| ${cells.join(' | ')} |`)
+}
+
+/** The tables under `## Settings` and `## OpenTelemetry variables`, by heading. */
+const TABLES: [heading: string, opentelemetry: boolean][] = [
+  ['## Settings', false],
+  ['## OpenTelemetry variables', true],
+]
+
+/** `lines` with the first table under `heading` replaced by `table`. */
+function replaceTable(lines: string[], heading: string, table: string[]): string[] {
+  const at = lines.indexOf(heading)
+  const start = lines.findIndex((line, index) => index > at && line.startsWith('|'))
+  if (at === -1 || start === -1) throw new Error(`${CONFIGURATION_DOC}: no table under "${heading}"`)
+  let end = start
+  while (lines[end]?.startsWith('|') === true) end += 1
+  return [...lines.slice(0, start), ...table, ...lines.slice(end)]
 }
 
 /**
- * The configuration page with the table under "Settings" made anew and the prose around it
- * kept, formatted as `npm run format` would.
+ * The configuration page with its tables made anew and the prose around them kept,
+ * formatted as `npm run format` would.
  */
 export async function configurationDoc(current: string): Promise<string> {
-  const lines = current.split('\n')
-  const heading = lines.indexOf('## Settings')
-  const start = lines.findIndex((line, index) => index > heading && line.startsWith('|'))
-  if (heading === -1 || start === -1) throw new Error(`${CONFIGURATION_DOC}: no table under "## Settings"`)
-  let end = start
-  while (lines[end]?.startsWith('|') === true) end += 1
-  const text = [...lines.slice(0, start), ...settingsTable(), ...lines.slice(end)].join('\n')
+  let lines = current.split('\n')
+  for (const [heading, opentelemetry] of TABLES)
+    lines = replaceTable(lines, heading, settingsTable(opentelemetry))
   const filepath = `${REPO_ROOT}${CONFIGURATION_DOC}`
-  return format(text, { ...(await resolveConfig(filepath)), filepath })
+  return format(lines.join('\n'), { ...(await resolveConfig(filepath)), filepath })
 }
 
 const ENV_EXAMPLE_HEADER =

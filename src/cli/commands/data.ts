@@ -6,6 +6,7 @@ import { print, UsageError, withStore, type DbOptions } from '../run-command.js'
 import { seedDemo } from '../seed-demo.js'
 import { openableUrl } from '../../service-url.js'
 import { parseDatabaseUrl, type DatabaseTarget } from '../../store/open-store.js'
+import { activeTracing } from '../../tracing/tracing.js'
 
 /** migrate, import and seed: commands that bring data and schema into a database. */
 
@@ -63,35 +64,48 @@ export function registerDataCommands(program: Command): void {
     .option('--db <url>', 'database URL')
     .option('--json', 'print the counts as JSON')
     .action((file: string, options: DbOptions & { json?: boolean }) =>
-      withStore(options, async (store) => {
-        const started = performance.now()
-        const progress: ImportProgress = { totalBytes: await importFileSize(file), bytesRead: 0, records: 0 }
-        const display = showProgress(progress, process.stderr, started)
-        let counts: ImportCounts
-        try {
-          counts = await store.importStream(
-            recordsThenWrite(readImportFile(file, Date.now(), progress), progress, started),
+      withStore(
+        options,
+        async (store) => {
+          const started = performance.now()
+          const progress: ImportProgress = {
+            totalBytes: await importFileSize(file),
+            bytesRead: 0,
+            records: 0,
+          }
+          const display = showProgress(progress, process.stderr, started)
+          let counts: ImportCounts
+          try {
+            counts = await store.importStream(
+              recordsThenWrite(readImportFile(file, Date.now(), progress), progress, started),
+            )
+          } catch (error) {
+            // One transaction: a database lost midway (a failover included) committed none of it.
+            if (!(error instanceof StoreUnavailableError)) throw error
+            throw new StoreUnavailableError(`${error.message}; nothing was imported, run the import again`, {
+              cause: error,
+            })
+          } finally {
+            display.stop()
+          }
+          const seconds = (performance.now() - started) / 1000
+          const records = counts.users + counts.sessions + counts.folders + counts.files
+          const tracing = activeTracing()
+          for (const kind of ['users', 'sessions', 'folders', 'files'] as const) {
+            tracing?.annotate(`folder_service.import.${kind}`, counts[kind])
+          }
+          const rate = Math.round(records / Math.max(seconds, 0.001))
+          print(
+            options.json,
+            { ...counts, seconds, records_per_second: rate },
+            () =>
+              `imported ${counts.users} users, ${counts.sessions} sessions, ${counts.folders} folders, ` +
+              `${counts.files} files in ${seconds.toFixed(2)} s (${rate.toLocaleString('en-US')} records/s)`,
           )
-        } catch (error) {
-          // One transaction: a database lost midway (a failover included) committed none of it.
-          if (!(error instanceof StoreUnavailableError)) throw error
-          throw new StoreUnavailableError(`${error.message}; nothing was imported, run the import again`, {
-            cause: error,
-          })
-        } finally {
-          display.stop()
-        }
-        const seconds = (performance.now() - started) / 1000
-        const records = counts.users + counts.sessions + counts.folders + counts.files
-        const rate = Math.round(records / Math.max(seconds, 0.001))
-        print(
-          options.json,
-          { ...counts, seconds, records_per_second: rate },
-          () =>
-            `imported ${counts.users} users, ${counts.sessions} sessions, ${counts.folders} folders, ` +
-            `${counts.files} files in ${seconds.toFixed(2)} s (${rate.toLocaleString('en-US')} records/s)`,
-        )
-      }),
+        },
+        undefined,
+        'import',
+      ),
     )
 
   program

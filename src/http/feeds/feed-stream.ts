@@ -15,6 +15,7 @@ import { sessionVerdictNow, type FeedSession } from '../../feed/session-recheck.
 import type { HeldClient, Hold, Parked, WaitEnd, Wakeable } from '../../feed/watcher.js'
 import type { FeedStep, GroupReader, StreamReads } from './stream-reads.js'
 import { TOKEN_PATTERN } from '../../schemas/bounded.js'
+import { activeTracing } from '../../tracing/tracing.js'
 import type { ParameterRules } from '../../schemas/parameter-rules.js'
 
 /**
@@ -176,6 +177,12 @@ class FeedFollower<B extends FeedBody> implements FrameSource, Wakeable, GroupRe
     this.user = user
     this.cursor = body.cursor
     this.behind = body.has_more
+    // Traced (src/tracing/): the event's span, below the stream's request, from the wake that caused it.
+    activeTracing()?.delivered(
+      this,
+      { 'folder_service.feed.delivery': 'event-stream', 'folder_service.feed.changes': body.changes.length },
+      this.request.raw,
+    )
     // While draining, the pending answers are sent until the present, then the stream ends.
     this.deliver(changesStep(body, this.feed.serialize))
   }

@@ -12,6 +12,7 @@ import {
   translate,
 } from './postgres-errors.js'
 import { PRIMARY_ROLE, PrimaryFinder, roleProblem, type RoleRow } from './primary-finder.js'
+import { activeTracing, type DatabaseServer, type Tracing } from '../../tracing/tracing.js'
 
 /**
  * The connection pool of the PostgreSQL adapter and the only code that checks connections
@@ -97,6 +98,8 @@ export class Connections {
     url: string,
     private readonly settings: PoolSettings,
     private readonly follow: FollowSettings = { failoverWaitMs: 0 },
+    /** what these servers are to the service, as a statement's span says (a replica's pool, or the primary's) */
+    role: DatabaseServer['role'] = 'primary',
   ) {
     const list = parseHostList(url)
     this.target = list.hosts.map((host) => host.target).join(',')
@@ -107,6 +110,27 @@ export class Connections {
       this.finder = new PrimaryFinder(list, settings.connectTimeoutMs)
       this.requirePrimary = list.attrs === 'read-write'
     }
+    // Traced (src/tracing/): each statement and transaction in a span; off, nothing changes here.
+    const tracing = activeTracing()
+    if (tracing !== null) this.traceStatements(tracing, role)
+  }
+
+  /** Runs every statement and transaction inside a span naming it and its server (never the URL). */
+  private traceStatements(tracing: Tracing, role: DatabaseServer['role']): void {
+    const servers = new WeakMap<DatabaseHost, DatabaseServer>()
+    const server = (host: DatabaseHost): DatabaseServer => {
+      let known = servers.get(host)
+      if (known === undefined) {
+        known = { target: host.target, database: databaseOf(host.url), role }
+        servers.set(host, known)
+      }
+      return known
+    }
+    const once = this.once.bind(this)
+    this.once = (at, query) => tracing.statement(statementName(query), server(at.host), () => once(at, query))
+    const transactionOn = this.transactionOn.bind(this)
+    this.transactionOn = (at, work) =>
+      tracing.statement('transaction', server(at.host), () => transactionOn(at, work))
   }
 
   private readonly requirePrimary: boolean = false
@@ -200,6 +224,10 @@ export class Connections {
    */
   async transaction<T>(work: (client: Client) => Promise<T>): Promise<T> {
     const at = this.fixed ?? (await this.primaryPool(Date.now() + this.follow.failoverWaitMs))
+    return this.transactionOn(at, work)
+  }
+
+  private async transactionOn<T>(at: HostPool, work: (client: Client) => Promise<T>): Promise<T> {
     const client = await this.checkout(at)
     this.statements++
     // Reusable only after COMMIT or ROLLBACK succeeded: otherwise the session state is unknown.
@@ -305,6 +333,20 @@ export class Connections {
     }
     this.verified.add(client)
     return client
+  }
+}
+
+/** A statement as its span names it: its prepared name, else its first keyword (never its text). */
+function statementName(query: QueryConfig): string {
+  return query.name ?? /^\s*([a-z]+)/i.exec(query.text)?.[1]?.toUpperCase() ?? 'statement'
+}
+
+/** The database a single-host URL names (its path), for spans; '' when it names none. */
+function databaseOf(url: string): string {
+  try {
+    return decodeURIComponent(new URL(url).pathname.slice(1))
+  } catch {
+    return ''
   }
 }
 

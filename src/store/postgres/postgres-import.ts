@@ -8,6 +8,8 @@ import type { Client } from './postgres-connections.js'
 import { NEXT_GENERATION } from './change-log-sql.js'
 import { importReplay } from '../import-replay.js'
 import { naturalKey } from '../../ordering/natural-key.js'
+import { traced } from '../../tracing/tracing.js'
+import { IMPORT_PHASES } from '../import-phases.js'
 
 /**
  * Store.importStream for PostgreSQL, inside the caller's transaction. Records are streamed
@@ -253,21 +255,27 @@ export async function importIntoPostgres(client: Client, source: ImportSource): 
   await db.exec('LOCK TABLE users, sessions, folders, files IN SHARE ROW EXCLUSIVE MODE')
   await db.exec(STAGING)
   const writer = new StagingWriter(client)
-  try {
-    for await (const batch of source) await writer.write(batch)
-    await writer.end()
-  } catch (error) {
-    await writer.abort(error)
-    throw error
-  }
-  await db.exec(STAGING_INDEXES)
-  await checkStaged(db)
-  await placeFolders(db)
-  const toggles = await Promise.all(
-    (['folders', 'users'] as const).map((table) => triggerToggle(client, db, table, LIFTED_TRIGGERS[table])),
-  )
-  for (const toggle of toggles) await toggle('DISABLE')
-  await db.exec(COPY_INTO_TABLES)
-  for (const toggle of toggles) await toggle('ENABLE')
+  await traced(IMPORT_PHASES.stage, async () => {
+    try {
+      for await (const batch of source) await writer.write(batch)
+      await writer.end()
+    } catch (error) {
+      await writer.abort(error)
+      throw error
+    }
+    await db.exec(STAGING_INDEXES)
+  })
+  await traced(IMPORT_PHASES.check, () => checkStaged(db))
+  await traced(IMPORT_PHASES.place, () => placeFolders(db))
+  await traced(IMPORT_PHASES.write, async () => {
+    const toggles = await Promise.all(
+      (['folders', 'users'] as const).map((table) =>
+        triggerToggle(client, db, table, LIFTED_TRIGGERS[table]),
+      ),
+    )
+    for (const toggle of toggles) await toggle('DISABLE')
+    await db.exec(COPY_INTO_TABLES)
+    for (const toggle of toggles) await toggle('ENABLE')
+  })
   return writer.counts
 }

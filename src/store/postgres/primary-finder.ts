@@ -4,6 +4,7 @@ import { StoreUnavailableError } from '../store.js'
 import type { PrimaryChange, PrimaryStats } from '../failover-stats.js'
 import type { DatabaseHost, HostList } from '../../database-url/host-list.js'
 import { reasonOf } from './postgres-errors.js'
+import { activeTracing } from '../../tracing/tracing.js'
 
 /**
  * Finds the primary among the hosts of a multi-host DATABASE_URL, as libpq does with
@@ -77,6 +78,8 @@ export class PrimaryFinder {
     this.search ??= this.searchPasses().finally(() => {
       this.search = null
     })
+    // Traced, the wait is a span of the statement that waits (src/tracing/).
+    const wait = activeTracing()?.primaryWait(this.targets)
     const remaining = deadline - Date.now()
     if (remaining > 0) {
       const timer = new AbortController()
@@ -86,6 +89,7 @@ export class PrimaryFinder {
       ])
       timer.abort()
     }
+    wait?.end(this.stats().primary)
     if (this.current !== null) return this.current
     throw new StoreUnavailableError(`no PostgreSQL primary among ${this.targets}: ${this.lastReasons}`)
   }

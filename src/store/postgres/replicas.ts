@@ -85,7 +85,7 @@ class Replica {
   private probing = false
 
   constructor(url: string, settings: PoolSettings) {
-    this.connections = new Connections(url, settings)
+    this.connections = new Connections(url, settings, undefined, 'replica')
   }
 
   get name(): string {

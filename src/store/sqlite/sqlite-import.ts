@@ -1,4 +1,6 @@
 import type Database from 'better-sqlite3'
+import { traced } from '../../tracing/tracing.js'
+import { IMPORT_PHASES } from '../import-phases.js'
 import { naturalKey } from '../../ordering/natural-key.js'
 import { checkStaged, placeFolders, type StagingConnection } from '../staged-import-checks.js'
 import { FIRST_GENERATION, logOwners } from './change-log-sql.js'
@@ -210,17 +212,22 @@ export async function importIntoSqlite(db: Database.Database, source: ImportSour
       folders: db.prepare(STAGE_SQL.folders),
       files: db.prepare(STAGE_SQL.files),
     }
-    for await (const batch of source) {
-      for (const item of batch) statements[item.kind].run(item.index, ...stagedValues(item))
-    }
-    db.exec(STAGING_INDEXES)
+    await traced(IMPORT_PHASES.stage, async () => {
+      for await (const batch of source) {
+        for (const item of batch) statements[item.kind].run(item.index, ...stagedValues(item))
+      }
+      db.exec(STAGING_INDEXES)
+    })
     const staging = stagingConnection(db)
-    await checkStaged(staging)
-    await placeFolders(staging)
+    await traced(IMPORT_PHASES.check, () => checkStaged(staging))
+    await traced(IMPORT_PHASES.place, () => placeFolders(staging))
     const counts = stagedCounts(db)
-    copyStaged(db)
-    db.exec(DROP_STAGING)
-    db.exec('COMMIT')
+    await traced(IMPORT_PHASES.write, () => {
+      copyStaged(db)
+      db.exec(DROP_STAGING)
+      db.exec('COMMIT')
+      return Promise.resolve()
+    })
     return counts
   } catch (error) {
     if (db.inTransaction) db.exec('ROLLBACK')
