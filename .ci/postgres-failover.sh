@@ -1,4 +1,4 @@
-# A pg_auto_failover formation on loopback for the failover tests (test/failover/): a
+# A pg_auto_failover formation on loopback for the failover test (test/faults/pg-auto-failover.test.ts): a
 # monitor and three data nodes of PostgreSQL 15, each with its own PGDATA under
 # FAILOVER_DIR and its own port (FAILOVER_PORT, the monitor, then the next three), run by
 # `pg_autoctl` as the postgres OS user, beside the machine's cluster and its replica.
