@@ -158,7 +158,7 @@ export async function buildApp({
       maxWaiters: config.longPollMaxWaiters,
       maxPerHolder: config.longPollMaxPerSession,
       onError: (err) => api.log.warn({ err }, 'reading generations for held requests failed'),
-      signals: config.feedNotify.wakeups ? (nudge) => store.changeSignals?.(nudge) ?? null : undefined,
+      signals: config.feedNotify ? (nudge) => store.changeSignals?.(nudge) ?? null : undefined,
       sessions: {
         everyMs: config.sessionRecheckMs,
         refused: (holders) => refusedSessions(timedStore, holders, Date.now()),

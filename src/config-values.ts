@@ -81,14 +81,14 @@ export function text(accepts: Kind<string>['accepts']): Kind<string> {
   return { read: (raw, _name, fallback) => readText(raw, fallback), show: (value) => value, accepts }
 }
 
-export function oneOf(choices: readonly string[]): Kind<string> {
+export function oneOf<T extends string>(choices: readonly T[]): Kind<T> {
   return {
     read(raw, name, fallback) {
       const value = readText(raw, fallback)
-      if (!choices.includes(value)) {
+      if (!(choices as readonly string[]).includes(value)) {
         throw new ConfigError(name, `expected one of ${choices.join(', ')}, got '${value}'`)
       }
-      return value
+      return value as T
     },
     show: (value) => value,
     accepts: (code) => choices.map(code).join(', '),
@@ -178,31 +178,39 @@ export const readUrls: Kind<readonly string[]> = {
   accepts: (code) => `comma-separated ${code('postgres://')} URLs`,
 }
 
-export interface FeedNotify {
-  /** commit hints wake held requests and streams sooner than the poll (NOTIFY, data_version) */
-  wakeups: boolean
-  /** PostgreSQL: where the LISTEN connection goes (around a pooler); null: DATABASE_URL */
-  listenUrl: string | null
-}
-
 /**
- * `on` (LISTEN on DATABASE_URL, or SQLite's data_version), `off` (the poll alone), or a
- * postgres:// URL for the LISTEN connection alone (a direct one where DATABASE_URL goes
- * through a pooler in transaction mode, which drops notifications).
+ * One postgres:// or postgresql:// URL (it may list hosts), or unset (null); refused in the
+ * same words as a DATABASE_READ_URLS entry, never quoting it.
  */
-export const feedNotify: Kind<FeedNotify> = {
+export const optionalPostgresUrl: Kind<string | null> = {
   read(raw, name, fallback) {
     const value = readText(raw, '').trim()
     if (value === '') return fallback
-    if (/^postgres(ql)?:\/\/[^\s]+$/i.test(value)) return Object.freeze({ wakeups: true, listenUrl: value })
-    try {
-      return Object.freeze({ wakeups: readOnOff(value, name, true), listenUrl: null })
-    } catch {
-      throw new ConfigError(name, 'expected on, off or a postgres:// URL')
-    }
+    const problem = postgresUrlProblem(value)
+    if (problem !== null) throw new ConfigError(name, `expected a postgres:// URL; it ${problem}`)
+    return value
   },
-  show: (value) => value.listenUrl ?? onOff.show(value.wakeups),
-  accepts: (code) => `${code('on')}, ${code('off')}, or a ${code('postgres://')} URL`,
+  show: (value) => value ?? '',
+  accepts: (code) => `empty, or a ${code('postgres://')} URL`,
+}
+
+/**
+ * `on` (LISTEN, or SQLite's data_version) or `off` (the poll alone). A URL here once named
+ * a direct LISTEN connection; DATABASE_DIRECT_URL names it now, and the refusal says so.
+ */
+export const feedNotify: Kind<boolean> = {
+  read(raw, name, fallback) {
+    const value = readText(raw, '').trim()
+    if (/^postgres(ql)?:\/\//i.test(value)) {
+      throw new ConfigError(
+        name,
+        'expected on or off; a direct URL for LISTEN is set with DATABASE_DIRECT_URL',
+      )
+    }
+    return readOnOff(value, name, fallback)
+  },
+  show: (value) => onOff.show(value),
+  accepts: (code) => `${code('on')} or ${code('off')}`,
 }
 
 /** A whole number of processes, or `auto`: one per core this process may use. */

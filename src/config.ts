@@ -14,6 +14,7 @@ import {
   oneOf,
   onOff,
   optionalPort,
+  optionalPostgresUrl,
   processCount,
   readUrls,
   text,
@@ -105,6 +106,9 @@ interface Setting<T> {
 const setting = <T>(declared: Setting<T>): Setting<T> => declared
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+/** What DATABASE_URL reaches: the server, or a connection pooler in transaction mode. */
+const POOLERS = ['none', 'transaction'] as const
 
 /** Most worker processes: far more than any machine's cores, low enough to catch a typo. */
 const MAX_WORKERS = 256
@@ -213,6 +217,25 @@ const SETTINGS = {
     meaning: 'PostgreSQL streaming replicas for listing reads ([scale-out](scale-out.md))',
     details:
       "PostgreSQL streaming replicas of DATABASE_URL (an entry may list several hosts): listing pages, counts and change feeds are read there once a replica has replayed the user's current listing generation (never a stale answer); empty: everything on DATABASE_URL. A malformed URL or an empty entry (url,,) stops start-up. See docs/scale-out.md.",
+  }),
+  databasePooler: setting<(typeof POOLERS)[number]>({
+    variable: 'DATABASE_POOLER',
+    kind: oneOf(POOLERS),
+    default: 'none',
+    meaning:
+      '`transaction`: the database URLs reach a pooler in transaction mode ([poolers](operations.md#behind-a-connection-pooler))',
+    details:
+      'transaction: DATABASE_URL (and every DATABASE_READ_URLS entry) is a connection pooler in transaction mode (PgBouncer, RDS Proxy, Supavisor): no named prepared statements, no startup parameters, nothing kept between transactions; statement timeouts are set in each transaction or by the client. none: a direct connection (or a pooler in session mode). See docs/operations.md.',
+  }),
+  databaseDirectUrl: setting({
+    variable: 'DATABASE_DIRECT_URL',
+    kind: optionalPostgresUrl,
+    default: null,
+    defaultNote: () => '(none)',
+    meaning:
+      'the database itself, for `LISTEN` and migrations ([poolers](operations.md#behind-a-connection-pooler))',
+    details:
+      'The PostgreSQL database itself (not through a pooler; it may list hosts like DATABASE_URL), for what needs a session: the LISTEN connection that wakes followers at once, and migrations. Empty: migrations go through DATABASE_URL, and behind DATABASE_POOLER=transaction followers are woken by the poll alone (LONG_POLL_INTERVAL_MS).',
   }),
   dbPoolSize: setting({
     variable: 'DB_POOL_SIZE',
@@ -385,11 +408,10 @@ const SETTINGS = {
   feedNotify: setting({
     variable: 'FEED_NOTIFY',
     kind: feedNotify,
-    default: Object.freeze({ wakeups: true, listenUrl: null }),
-    meaning:
-      'commit hints wake held requests and streams at once; a URL: a direct one for LISTEN ([operations](operations.md#wake-ups))',
+    default: true,
+    meaning: 'commit hints wake held requests and streams at once ([operations](operations.md#wake-ups))',
     details:
-      "Commit hints that wake held requests and event streams at once rather than at the next check: PostgreSQL LISTEN/NOTIFY on one dedicated connection, SQLite's data_version. on, off (the check above alone), or a postgres:// URL for the LISTEN connection alone: a direct one where DATABASE_URL goes through PgBouncer in transaction mode.",
+      "Commit hints that wake held requests and event streams at once rather than at the next check: PostgreSQL LISTEN/NOTIFY on one dedicated connection (to DATABASE_DIRECT_URL when set), SQLite's data_version. on, or off (the check above alone).",
   }),
   metricsPort: setting({
     variable: 'METRICS_PORT',

@@ -61,7 +61,13 @@ export type StoreSettings = Pick<
   Partial<
     Pick<
       Config,
-      'databaseReadUrls' | 'dbReplicaPoolSize' | 'dbReplicaTimeoutMs' | 'feedNotify' | 'failoverWaitMs'
+      | 'databaseReadUrls'
+      | 'dbReplicaPoolSize'
+      | 'dbReplicaTimeoutMs'
+      | 'feedNotify'
+      | 'failoverWaitMs'
+      | 'databasePooler'
+      | 'databaseDirectUrl'
     >
   >
 
@@ -78,6 +84,8 @@ function replicaSettings(settings: StoreSettings) {
     poolSize: settings.dbReplicaPoolSize ?? DEFAULTS.dbReplicaPoolSize,
     connectTimeoutMs: timeoutMs,
     statementTimeoutMs: timeoutMs,
+    // DATABASE_POOLER speaks for every entry of DATABASE_READ_URLS too (CONTRACT 17).
+    pooler: settings.databasePooler ?? DEFAULTS.databasePooler,
   }
 }
 
@@ -88,6 +96,8 @@ export async function openStore(
 ): Promise<Store> {
   const target = parseDatabaseUrl(settings.databaseUrl)
   const feedNotify = settings.feedNotify ?? DEFAULTS.feedNotify
+  const pooler = settings.databasePooler ?? DEFAULTS.databasePooler
+  const directUrl = settings.databaseDirectUrl ?? null
   let store: Store
   if (target.kind === 'postgres') {
     // Loaded on demand: the embedded default never pays for the PostgreSQL driver.
@@ -97,15 +107,20 @@ export async function openStore(
       connectTimeoutMs: settings.dbConnectTimeoutMs,
       statementTimeoutMs: settings.dbStatementTimeoutMs,
       failoverWaitMs: settings.failoverWaitMs ?? DEFAULTS.failoverWaitMs,
+      pooler,
       replicas: replicaSettings(settings),
-      listenUrl: feedNotify.wakeups ? (feedNotify.listenUrl ?? undefined) : null,
+      directUrl,
+      listen: feedNotify,
     })
   } else {
     if ((settings.databaseReadUrls ?? []).length > 0) {
       throw new ConfigError('DATABASE_READ_URLS', 'read replicas need a PostgreSQL DATABASE_URL')
     }
-    if (feedNotify.listenUrl !== null) {
-      throw new ConfigError('FEED_NOTIFY', 'a LISTEN URL needs a PostgreSQL DATABASE_URL')
+    if (pooler !== 'none') {
+      throw new ConfigError('DATABASE_POOLER', 'a connection pooler needs a PostgreSQL DATABASE_URL')
+    }
+    if (directUrl !== null) {
+      throw new ConfigError('DATABASE_DIRECT_URL', 'a direct URL needs a PostgreSQL DATABASE_URL')
     }
     store = openSqliteStore(target.path, {
       busyTimeoutMs: settings.sqliteBusyTimeoutMs,

@@ -3,7 +3,7 @@ import { after, before, beforeEach, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { validateImport } from '../../src/import/validate-import.js'
 import { ALL_ROWS, type ChangePosition, type ChangeRow, type Store } from '../../src/store/store.js'
-import { allBackends } from '../helpers/databases/backends.js'
+import { allBackends, throughPooler } from '../helpers/databases/backends.js'
 import { uuid } from '../helpers/fixtures/ids.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
 import { ALICE, BOB } from '../helpers/fixtures/users.js'
@@ -31,7 +31,7 @@ function isBefore(a: ChangePosition, b: ChangePosition): boolean {
   return a.generation < b.generation || (a.generation === b.generation && a.row < b.row)
 }
 
-for (const backend of allBackends()) {
+for (const backend of throughPooler(allBackends())) {
   describe(`${backend.name}: the change log under raw SQL writes`, { skip: backend.skip }, () => {
     let opened: Awaited<ReturnType<typeof backend.open>>
     let store: Store

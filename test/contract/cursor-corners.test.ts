@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { allBackends } from '../helpers/databases/backends.js'
+import { allBackends, throughPooler } from '../helpers/databases/backends.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { linkTargets } from '../helpers/http/http-asserts.js'
 import { listBody, problemBody, request } from '../helpers/apps/test-app.js'
@@ -43,7 +43,7 @@ const param = (url: string, name: string) => new URL(url, 'http://x').searchPara
 const names = (res: LightMyRequestResponse) => listBody(res).folders.map((f) => f.name)
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
 
-for (const backend of allBackends()) {
+for (const backend of throughPooler(allBackends())) {
   describe(`${backend.name}: cursor corners`, { skip: backend.skip }, () => {
     let target: Awaited<ReturnType<typeof appWithRawSql>>
     let app: FastifyInstance

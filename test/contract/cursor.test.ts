@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import fc from 'fast-check'
 import { validateImport } from '../../src/import/validate-import.js'
-import { listingBackends } from '../helpers/databases/backends.js'
+import { listingBackends, throughPooler } from '../helpers/databases/backends.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { appOver, listBody, problemBody, request, type FolderListJson } from '../helpers/apps/test-app.js'
 import { compareCodePoints } from '../../src/ordering/code-points.js'
@@ -89,7 +89,7 @@ const links = linkTargets
 
 const cursorOf = (url: string) => new URL(url, 'http://x').searchParams.get('cursor') ?? ''
 
-for (const backend of listingBackends()) {
+for (const backend of throughPooler(listingBackends())) {
   describe(`${backend.name}: cursor (continuation tokens)`, { skip: backend.skip }, () => {
     let target: Awaited<ReturnType<typeof appWithRawSql>>
     let app: FastifyInstance

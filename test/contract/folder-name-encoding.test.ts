@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { openStore } from '../../src/store/open-store.js'
-import { allBackends, sqliteBackend, TEST_SETTINGS } from '../helpers/databases/backends.js'
+import { allBackends, sqliteBackend, TEST_SETTINGS, throughPooler } from '../helpers/databases/backends.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
 import { listBody, request } from '../helpers/apps/test-app.js'
 import { uuid } from '../helpers/fixtures/ids.js'
@@ -35,7 +35,7 @@ const NOT_UTF8 = {
 /** Valid names near the edges: each must be listed, once, as written. */
 const VALID = ['a\uFFFD', '\uFFFE', '\uFFFF', 'é', '😀', '\u{10FFFF}', 'b\u{10FFFF}', 'z']
 
-for (const backend of allBackends()) {
+for (const backend of throughPooler(allBackends())) {
   describe(`${backend.name}: folder names that are not UTF-8`, { skip: backend.skip }, () => {
     let target: Awaited<ReturnType<typeof appWithRawSql>>
     let app: FastifyInstance

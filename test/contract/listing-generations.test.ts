@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
-import { listingBackends } from '../helpers/databases/backends.js'
+import { listingBackends, throughPooler } from '../helpers/databases/backends.js'
 import { listBody, request } from '../helpers/apps/test-app.js'
 import { uuid } from '../helpers/fixtures/ids.js'
 import { appWithRawSql } from '../helpers/apps/counting-store.js'
@@ -21,7 +21,7 @@ const MUSIC = uuid('9e100000', 2)
 const LONE = uuid('9e100000', 3)
 const T0 = Date.parse('2026-05-01T10:00:00.000Z')
 
-for (const backend of listingBackends()) {
+for (const backend of throughPooler(listingBackends())) {
   describe(
     `${backend.name}: listing generations keep the cache right under raw SQL writes`,
     { skip: backend.skip },

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import { validateImport } from '../../src/import/validate-import.js'
 import { ImportError, type FolderRow, type SessionUser, type Store } from '../../src/store/store.js'
 import { openStore } from '../../src/store/open-store.js'
-import { TEST_SETTINGS, allBackends } from '../helpers/databases/backends.js'
+import { allBackends, TEST_SETTINGS, throughPooler } from '../helpers/databases/backends.js'
 import {
   BIG_LIVE_CHILDREN,
   BOUNDARY,
@@ -110,7 +110,7 @@ describe('validateImport (backend independent)', () => {
   })
 })
 
-for (const backend of allBackends()) {
+for (const backend of throughPooler(allBackends())) {
   describe(`${backend.name}: Store contract`, { skip: backend.skip }, () => {
     let store: Store
     let opened: Awaited<ReturnType<typeof backend.open>> | undefined
@@ -711,7 +711,7 @@ for (const backend of allBackends()) {
 
     it('close is safe to call twice', async () => {
       // a second store over the same database: cheaper than a fresh database
-      const other = await openStore({ ...TEST_SETTINGS, databaseUrl: opened?.url ?? '' })
+      const other = await openStore({ ...TEST_SETTINGS, ...backend.settings, databaseUrl: opened?.url ?? '' })
       await other.ping()
       await other.close()
       await other.close()

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
-import { allBackends } from '../helpers/databases/backends.js'
+import { allBackends, throughPooler } from '../helpers/databases/backends.js'
 import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql.js'
 
 /**
@@ -12,7 +12,7 @@ import { insertLiveFolder, openRawSql, type RawSql } from '../../harness/raw-sql
  * plain SQL on a second connection, as another writer's would be.
  */
 
-for (const backend of allBackends()) {
+for (const backend of throughPooler(allBackends())) {
   describe(`${backend.name}: the tree log's sides of a change`, { skip: backend.skip }, () => {
     let opened: Awaited<ReturnType<typeof backend.open>>
     let sql: RawSql

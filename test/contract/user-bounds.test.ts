@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import { ImportError } from '../../src/store/store.js'
 import { openStore } from '../../src/store/open-store.js'
 import { validateImport } from '../../src/import/validate-import.js'
-import { allBackends, TEST_SETTINGS } from '../helpers/databases/backends.js'
+import { allBackends, TEST_SETTINGS, throughPooler } from '../helpers/databases/backends.js'
 import { uuid } from '../helpers/fixtures/ids.js'
 import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
 
@@ -18,7 +18,7 @@ import { openRawSql, type RawSql } from '../../harness/raw-sql.js'
 const T0 = Date.parse('2026-02-01T00:00:00.000Z')
 const OK_ID = uuid('b0000000', 1)
 
-for (const backend of allBackends()) {
+for (const backend of throughPooler(allBackends())) {
   describe(`${backend.name}: bounds of username and avatar_url`, { skip: backend.skip }, () => {
     let opened: Awaited<ReturnType<typeof backend.open>>
     let sql: RawSql
@@ -118,14 +118,17 @@ for (const backend of allBackends()) {
           T0,
           T0,
         )
-        await assert.rejects(openStore({ ...TEST_SETTINGS, databaseUrl: database.url }), (error: Error) => {
-          assert.match(error.message, /migration 005-user-bounds cannot run/)
-          assert.ok(error.message.includes(bad), error.message)
-          return true
-        })
+        await assert.rejects(
+          openStore({ ...TEST_SETTINGS, ...backend.settings, databaseUrl: database.url }),
+          (error: Error) => {
+            assert.match(error.message, /migration 005-user-bounds cannot run/)
+            assert.ok(error.message.includes(bad), error.message)
+            return true
+          },
+        )
         // Fixed, it runs.
         await raw.run('UPDATE users SET username = ? WHERE id = ?', 'z', bad)
-        const store = await openStore({ ...TEST_SETTINGS, databaseUrl: database.url })
+        const store = await openStore({ ...TEST_SETTINGS, ...backend.settings, databaseUrl: database.url })
         await store.close()
         await assert.rejects(raw.run('UPDATE users SET username = ? WHERE id = ?', 'z'.repeat(300), bad))
       } finally {

@@ -24,6 +24,8 @@ describe('configuration', () => {
       corsOrigins: [],
       trustProxy: false,
       databaseReadUrls: [],
+      databasePooler: 'none',
+      databaseDirectUrl: null,
       dbPoolSize: 10,
       dbReplicaPoolSize: 5,
       dbReplicaTimeoutMs: 1000,
@@ -46,7 +48,7 @@ describe('configuration', () => {
       longPollMaxPerSession: 4,
       longPollIntervalMs: 250,
       sessionRecheckMs: 5000,
-      feedNotify: { wakeups: true, listenUrl: null },
+      feedNotify: true,
       otelSdkDisabled: false,
       otelTracesExporter: 'none',
       otelExporterOtlpEndpoint: 'http://localhost:4318',
@@ -75,6 +77,9 @@ describe('configuration', () => {
       CORS_ORIGINS: 'https://a.example,http://localhost:5173',
       TRUST_PROXY: '10.0.0.0/8, ::1',
       DATABASE_READ_URLS: 'postgres://r1.example/app, postgresql://u:p@r2.example:6432/app',
+      DATABASE_POOLER: 'transaction',
+      DATABASE_DIRECT_URL:
+        'postgres://u:p@db1.internal:5432,db2.internal:5432/app?target_session_attrs=read-write',
       DB_POOL_SIZE: '4',
       DB_REPLICA_POOL_SIZE: '2',
       DB_REPLICA_TIMEOUT_MS: '250',
@@ -97,7 +102,7 @@ describe('configuration', () => {
       LONG_POLL_PER_SESSION: '2',
       LONG_POLL_INTERVAL_MS: '100',
       SESSION_RECHECK_MS: '2000',
-      FEED_NOTIFY: 'postgres://listen@db.internal:5432/app',
+      FEED_NOTIFY: 'off',
       OTEL_SDK_DISABLED: 'TRUE',
       OTEL_TRACES_EXPORTER: 'otlp',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector.internal:4318/otlp',
@@ -121,6 +126,9 @@ describe('configuration', () => {
       corsOrigins: ['https://a.example', 'http://localhost:5173'],
       trustProxy: ['10.0.0.0/8', '::1'],
       databaseReadUrls: ['postgres://r1.example/app', 'postgresql://u:p@r2.example:6432/app'],
+      databasePooler: 'transaction',
+      databaseDirectUrl:
+        'postgres://u:p@db1.internal:5432,db2.internal:5432/app?target_session_attrs=read-write',
       dbPoolSize: 4,
       dbReplicaPoolSize: 2,
       dbReplicaTimeoutMs: 250,
@@ -143,7 +151,7 @@ describe('configuration', () => {
       longPollMaxPerSession: 2,
       longPollIntervalMs: 100,
       sessionRecheckMs: 2000,
-      feedNotify: { wakeups: true, listenUrl: 'postgres://listen@db.internal:5432/app' },
+      feedNotify: false,
       otelSdkDisabled: true,
       otelTracesExporter: 'otlp',
       otelExporterOtlpEndpoint: 'https://collector.internal:4318/otlp',
@@ -195,6 +203,10 @@ describe('configuration', () => {
     [{ LONG_POLL_INTERVAL_MS: '2000' }, 'LONG_POLL_INTERVAL_MS'],
     [{ SESSION_RECHECK_MS: '50' }, 'SESSION_RECHECK_MS'],
     [{ FEED_NOTIFY: 'maybe' }, 'FEED_NOTIFY'],
+    [{ FEED_NOTIFY: 'postgres://listen@db.internal/app' }, 'FEED_NOTIFY'],
+    [{ DATABASE_POOLER: 'session' }, 'DATABASE_POOLER'],
+    [{ DATABASE_DIRECT_URL: 'mysql://db/app' }, 'DATABASE_DIRECT_URL'],
+    [{ DATABASE_DIRECT_URL: 'postgres://u:p@a:1,,b/app' }, 'DATABASE_DIRECT_URL'],
     [{ METRICS_PORT: '65536' }, 'METRICS_PORT'],
     [{ CORS_ORIGINS: 'not-a-url' }, 'CORS_ORIGINS'],
     [{ CORS_ORIGINS: 'https://a.example/path' }, 'CORS_ORIGINS'],
@@ -275,6 +287,18 @@ describe('configuration', () => {
       }),
       (error: unknown) => error instanceof ConfigError && error.setting === 'DATABASE_READ_URLS',
     )
+  })
+
+  it('refuses a pooler or a direct URL without a PostgreSQL DATABASE_URL', async () => {
+    for (const [settings, setting] of [
+      [{ databasePooler: 'transaction' as const }, 'DATABASE_POOLER'],
+      [{ databaseDirectUrl: 'postgres://127.0.0.1:1/none' }, 'DATABASE_DIRECT_URL'],
+    ] as const) {
+      await assert.rejects(
+        openStore({ ...TEST_SETTINGS, databaseUrl: 'sqlite::memory:', ...settings }),
+        (error: unknown) => error instanceof ConfigError && error.setting === setting,
+      )
+    }
   })
 
   describe('through the CLI', () => {

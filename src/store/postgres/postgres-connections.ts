@@ -6,12 +6,14 @@ import {
   cannotConnect,
   isDeadConnection,
   isLostPrimary,
+  isPoolerMisuse,
   isReadOnlyRefusal,
   isUnavailable,
   NotPrimaryError,
   translate,
 } from './postgres-errors.js'
 import { PRIMARY_ROLE, PrimaryFinder, roleProblem, type RoleRow } from './primary-finder.js'
+import { beginStatement, cancelAfter, SessionlessClient } from './transaction-pooler.js'
 import { activeTracing, type DatabaseServer, type Tracing } from '../../tracing/tracing.js'
 
 /**
@@ -28,6 +30,11 @@ export interface PoolSettings {
   connectTimeoutMs: number
   /** server-side statement_timeout */
   statementTimeoutMs: number
+  /**
+   * What the URL reaches (DATABASE_POOLER): the server (`none`, the default), or a pooler
+   * in transaction mode, through which nothing may outlive a transaction (transaction-pooler.ts)
+   */
+  pooler?: 'none' | 'transaction'
 }
 
 /**
@@ -41,14 +48,23 @@ export const CLIENT_TIMEOUT_GRACE_MS = 500
 const KEEPALIVE_DELAY_MS = 10_000
 
 function createPool(url: string, settings: PoolSettings): pg.Pool {
+  // Behind a transaction pooler the session settings are not startup parameters (a stock
+  // PgBouncer refuses them): each transaction sets them (beginStatement), and a lone
+  // statement's timeout is kept by the client (Connections.once).
+  const session =
+    settings.pooler === 'transaction'
+      ? { Client: SessionlessClient }
+      : {
+          statement_timeout: settings.statementTimeoutMs,
+          // A transaction left open (a stalled process) must not hold the import's table locks.
+          idle_in_transaction_session_timeout: settings.statementTimeoutMs,
+        }
   const pool = new pg.Pool({
     connectionString: url,
     max: settings.poolSize,
     connectionTimeoutMillis: settings.connectTimeoutMs,
-    statement_timeout: settings.statementTimeoutMs,
     query_timeout: settings.statementTimeoutMs + CLIENT_TIMEOUT_GRACE_MS,
-    // A transaction left open (a stalled process) must not hold the import's table locks.
-    idle_in_transaction_session_timeout: settings.statementTimeoutMs,
+    ...session,
     keepAlive: true,
     keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
     // fallback_: an application_name given in the URL wins.
@@ -93,6 +109,10 @@ export class Connections {
   private closing: Promise<void> | undefined
   /** statements sent (a transaction counts once), for /metrics: what the server was asked */
   statements = 0
+  /** behind a pooler in transaction mode (PoolSettings.pooler) */
+  private readonly pooled: boolean
+  /** what opens a transaction (beginStatement) */
+  private readonly begin: string
 
   constructor(
     url: string,
@@ -101,6 +121,8 @@ export class Connections {
     /** what these servers are to the service, as a statement's span says (a replica's pool, or the primary's) */
     role: DatabaseServer['role'] = 'primary',
   ) {
+    this.pooled = settings.pooler === 'transaction'
+    this.begin = beginStatement(this.pooled, settings.statementTimeoutMs)
     const list = parseHostList(url)
     this.target = list.hosts.map((host) => host.target).join(',')
     const [only] = list.hosts
@@ -202,15 +224,22 @@ export class Connections {
   private async once<R extends QueryResultRow>(at: HostPool, query: QueryConfig): Promise<QueryResult<R>> {
     const client = await this.checkout(at)
     this.statements++
+    const timeout = this.pooled
+      ? cancelAfter(client, this.settings.statementTimeoutMs, this.settings.connectTimeoutMs)
+      : undefined
     try {
       const result = await client.query<R>(query)
-      client.release()
+      client.release((await timeout?.stop()) === true ? CANCEL_SENT : undefined)
       return result
     } catch (error) {
-      // A statement the server refused leaves the connection usable; anything else
-      // (lost connection, client-side timeout with the answer still due) does not.
+      // A statement the server refused leaves the connection usable; anything else (lost
+      // connection, client-side timeout with the answer still due, a cancel sent that may
+      // still arrive, statement names out of step with a pooler) does not.
+      const cancelled = (await timeout?.stop()) === true
       client.release(
-        isUnavailable(error) || !(error instanceof pg.DatabaseError) ? toError(error) : undefined,
+        cancelled || isUnavailable(error) || isPoolerMisuse(error) || !(error instanceof pg.DatabaseError)
+          ? toError(error)
+          : undefined,
       )
       throw error
     }
@@ -233,7 +262,7 @@ export class Connections {
     // Reusable only after COMMIT or ROLLBACK succeeded: otherwise the session state is unknown.
     let reusable = false
     try {
-      await client.query('BEGIN')
+      await client.query(this.begin)
       const result = await work(client)
       await client.query('COMMIT')
       reusable = true
@@ -247,6 +276,8 @@ export class Connections {
           () => false,
         )
       }
+      // Statement names out of step with a pooler's server connections: not reused either.
+      if (isPoolerMisuse(error)) reusable = false
       if (this.finder !== undefined && isLostPrimary(error)) this.lost(at)
       throw translate(at.host.target, error)
     } finally {
@@ -281,6 +312,14 @@ export class Connections {
   async primaryUrl(): Promise<string> {
     const at = this.fixed ?? (await this.primaryPool(Date.now() + this.follow.failoverWaitMs))
     return at.host.url
+  }
+
+  /**
+   * A session on the server in use (the LISTEN connection) failed or was lost: following a
+   * primary, the next use looks for it again, since it may have moved.
+   */
+  sessionLost(): void {
+    if (this.active !== undefined) this.lost(this.active)
   }
 
   /** Ends every connection; resolves when they are closed. Safe to call more than once. */
@@ -336,6 +375,8 @@ export class Connections {
   }
 }
 
+/** Why a connection whose statement outlived its timeout is not reused. */
+const CANCEL_SENT = new Error('a cancel request was sent on this connection')
 /** A statement as its span names it: its prepared name, else its first keyword (never its text). */
 function statementName(query: QueryConfig): string {
   return query.name ?? /^\s*([a-z]+)/i.exec(query.text)?.[1]?.toUpperCase() ?? 'statement'

@@ -107,16 +107,48 @@ export function reasonOf(error: unknown): string {
   return firstLine === '' ? (code ?? error.name) : firstLine
 }
 
+/**
+ * What a pooler in transaction mode answers a client that was not told of it (CONTRACT 17):
+ * 26000 (a statement name prepared on another server connection) and 42P05 (a name another
+ * client prepared on this one), and PgBouncer's refusal of a startup parameter. The service
+ * never deallocates a statement, so on a direct connection neither SQLSTATE happens.
+ */
+const POOLER_MISUSE_SQLSTATE = new Set(['26000', '42P05'])
+const REFUSED_STARTUP_PARAMETER = /unsupported startup parameter/
+
+/** The one line that says what to do about it. */
+const POOLER_HINT =
+  'DATABASE_URL looks like a connection pooler in transaction mode: set DATABASE_POOLER=transaction (docs/operations.md "Behind a connection pooler")'
+
+/** True for the errors of a transaction pooler used as a direct connection. */
+export function isPoolerMisuse(error: unknown): boolean {
+  for (const cause of causes(error)) {
+    const code = codeOf(cause)
+    if (cause instanceof pg.DatabaseError && code !== undefined && POOLER_MISUSE_SQLSTATE.has(code))
+      return true
+    if (REFUSED_STARTUP_PARAMETER.test(cause.message)) return true
+  }
+  return false
+}
+
 /** A failure to obtain a connection: always "unavailable", whatever the reason. */
 export function cannotConnect(target: string, error: unknown): StoreUnavailableError {
-  return new StoreUnavailableError(`cannot connect to PostgreSQL at ${target}: ${reasonOf(error)}`, {
+  const hint = isPoolerMisuse(error) ? `; ${POOLER_HINT}` : ''
+  return new StoreUnavailableError(`cannot connect to PostgreSQL at ${target}: ${reasonOf(error)}${hint}`, {
     cause: error,
   })
 }
 
 /** Driver errors become typed errors at the adapter boundary. */
 export function translate(target: string, error: unknown): unknown {
-  if (error instanceof StoreUnavailableError || !isUnavailable(error)) return error
+  if (error instanceof StoreUnavailableError) return error
+  // Answered 503 with Retry-After, never 500: the database is fine, its address is not.
+  if (isPoolerMisuse(error)) {
+    return new StoreUnavailableError(`PostgreSQL at ${target}: ${reasonOf(error)}; ${POOLER_HINT}`, {
+      cause: error,
+    })
+  }
+  if (!isUnavailable(error)) return error
   const root = [...causes(error)].find(isUnavailableCause) ?? error
   const code = root instanceof pg.DatabaseError ? codeOf(root) : undefined
   if (code !== undefined && TIMED_OUT_SQLSTATE.has(code)) {

@@ -7,7 +7,8 @@ import pg from 'pg'
  * handed to other statements, and LISTEN belongs to a session. When the connection is lost it
  * is opened again with growing pauses, and once listening again it reports a commit of
  * unknown owner, since notifications sent meanwhile are gone. Behind a pooler in transaction
- * mode (PgBouncer) the LISTEN succeeds but nothing arrives: the poll alone wakes followers.
+ * mode (PgBouncer) a LISTEN succeeds but nothing arrives, so there it goes to
+ * DATABASE_DIRECT_URL, or is not made and the poll alone wakes followers (postgres-store.ts).
  */
 
 const CHANGES_CHANNEL = 'folder_service_changes'
@@ -18,6 +19,8 @@ const LAST_RETRY_MS = 10_000
 export interface ListenerOptions {
   /** an owner's generation changed (its id), or anything may have (null: after a reconnect) */
   onCommit: (ownerId: string | null) => void
+  /** the connection failed or was lost: its server may no longer be the primary */
+  onLost?: () => void
   connectTimeoutMs: number
 }
 
@@ -105,6 +108,7 @@ export class ChangeListener {
         this.drop = null
       }
       void client.end().catch(() => undefined)
+      this.options.onLost?.()
       this.scheduleRetry()
     }
     client.on('error', onLost)

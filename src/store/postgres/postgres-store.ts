@@ -151,7 +151,9 @@ export class PostgresStore implements Store {
   constructor(
     db: Connections,
     replicas?: ReplicaSettings,
-    private readonly listen?: { locate: () => Promise<string>; connectTimeoutMs: number },
+    private readonly listen?: ListenerPlace,
+    /** DATABASE_DIRECT_URL: the database itself, beside a pooler, for migrations */
+    private readonly direct?: Connections,
   ) {
     this.db = db
     this.reads = new ReadRouter(replicas, db)
@@ -168,8 +170,9 @@ export class PostgresStore implements Store {
     )
   }
 
+  /** On the database itself when DATABASE_DIRECT_URL names it (one long transaction, no pooler hop). */
   migrate(): Promise<readonly string[]> {
-    return this.db.transaction(migratePostgres)
+    return (this.direct ?? this.db).transaction(migratePostgres)
   }
 
   async findSessionUser(sessionId: string, now: number): Promise<SessionUser | null> {
@@ -560,6 +563,7 @@ export class PostgresStore implements Store {
           onCommit: (ownerId) => {
             for (const hear of this.hearers) hear(ownerId)
           },
+          onLost: listen.lost,
           connectTimeoutMs: listen.connectTimeoutMs,
         })
         this.listener.start()
@@ -569,15 +573,24 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.db.close(), this.reads.close(), this.listener?.close()])
+    await Promise.all([this.db.close(), this.reads.close(), this.listener?.close(), this.direct?.close()])
   }
+}
+
+/** Where the LISTEN connection goes, found anew at each connect, and what to do when it is lost. */
+interface ListenerPlace {
+  locate: () => Promise<string>
+  lost?: () => void
+  connectTimeoutMs: number
 }
 
 export interface PostgresStoreOptions extends PoolSettings, Partial<FollowSettings> {
   /** streaming replicas of `url` for routed reads, each with its own pool */
   replicas?: ReplicaSettings
-  /** where the LISTEN connection goes (a direct URL around a pooler); absent: `url`; null: none */
-  listenUrl?: string | null
+  /** DATABASE_DIRECT_URL: the database itself (it may list hosts), for LISTEN and migrations */
+  directUrl?: string | null
+  /** whether to LISTEN for commit hints (FEED_NOTIFY); default true */
+  listen?: boolean
 }
 
 /** A store on a pool that has not connected yet: no I/O until the first call. */
@@ -590,6 +603,25 @@ function connectionsOf(url: string, options: PostgresStoreOptions): Connections 
 }
 
 /**
+ * Where what needs a session goes: LISTEN on the database itself (DATABASE_DIRECT_URL when
+ * given, else the statements' primary, wherever it is); behind a transaction pooler without
+ * a direct URL, nowhere: a pooler drops notifications, and followers are woken by the poll.
+ */
+function listenerPlace(
+  connections: Connections,
+  direct: Connections | undefined,
+  options: PostgresStoreOptions,
+): ListenerPlace | undefined {
+  if (options.listen === false) return undefined
+  const { connectTimeoutMs } = options
+  if (direct !== undefined) {
+    return { locate: () => direct.primaryUrl(), lost: () => direct.sessionLost(), connectTimeoutMs }
+  }
+  if (options.pooler === 'transaction') return undefined
+  return { locate: () => connections.primaryUrl(), connectTimeoutMs }
+}
+
+/**
  * Creates the store and checks that the server answers, so a wrong URL or a server that is
  * down fails start-up at once with one line (`cannot connect to PostgreSQL at host:port:
  * ECONNREFUSED`), within connectTimeoutMs, and leaves no connection or timer behind.
@@ -598,17 +630,13 @@ function connectionsOf(url: string, options: PostgresStoreOptions): Connections 
  */
 export async function openPostgresStore(url: string, options: PostgresStoreOptions): Promise<PostgresStore> {
   const connections = connectionsOf(url, options)
-  // LISTEN goes where the statements go (the primary, wherever it is), unless FEED_NOTIFY
-  // names a URL of its own (a direct one around a pooler), which is used as it is.
-  const listenUrl = options.listenUrl
-  const listen =
-    listenUrl === null
+  // The direct URL reaches the server itself: its connections keep their session settings.
+  const direct =
+    options.directUrl === undefined || options.directUrl === null
       ? undefined
-      : {
-          locate: listenUrl === undefined ? () => connections.primaryUrl() : () => Promise.resolve(listenUrl),
-          connectTimeoutMs: options.connectTimeoutMs,
-        }
-  const store = new PostgresStore(connections, options.replicas, listen)
+      : connectionsOf(options.directUrl, { ...options, pooler: 'none' })
+  const listen = listenerPlace(connections, direct, options)
+  const store = new PostgresStore(connections, options.replicas, listen, direct)
   try {
     await connections.ready((options.failoverWaitMs ?? 0) + options.connectTimeoutMs)
     await store.ping()

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openStore } from '../../../src/store/open-store.js'
+import { openStore, type StoreSettings } from '../../../src/store/open-store.js'
 import type { Store } from '../../../src/store/store.js'
 
 /**
@@ -10,11 +10,19 @@ import type { Store } from '../../../src/store/store.js'
  */
 
 export interface Backend {
-  name: 'sqlite' | 'postgres' | 'postgres+replica'
+  name: 'sqlite' | 'postgres' | 'postgres+replica' | 'postgres+pooler'
   /** why this backend's tests are skipped, or false when they run */
   skip: string | false
   /** A fresh, migrated, empty store of this backend, and the URL that opens it again. */
-  open(): Promise<{ store: Store; url: string; cleanup(): Promise<void> }>
+  open(): Promise<OpenedBackend>
+  /** what opening its URL again takes besides TEST_SETTINGS (openStore) */
+  settings?: Partial<StoreSettings>
+}
+
+interface OpenedBackend {
+  store: Store
+  url: string
+  cleanup(): Promise<void>
 }
 
 export const TEST_SETTINGS = {
@@ -71,6 +79,37 @@ export const replicaBackend: Backend = {
     const { replicatedDatabase } = await import('./replica.js')
     return replicatedDatabase()
   },
+}
+
+/**
+ * PostgreSQL through a connection pooler in transaction mode (CONTRACT 17): the database is
+ * made on the server itself, and the store opened through the stock PgBouncer .ci/run
+ * starts (TEST_POOLER_URL, .ci/pgbouncer.sh), with DATABASE_POOLER=transaction and no
+ * direct URL, so everything it does (migrations, imports, transactions) goes through it.
+ */
+const poolerBackend: Backend = {
+  name: 'postgres+pooler',
+  skip: !process.env.TEST_DATABASE_URL
+    ? 'TEST_DATABASE_URL is not set'
+    : !process.env.TEST_POOLER_URL && process.env.CI !== 'true'
+      ? 'TEST_POOLER_URL is not set (.ci/pgbouncer.sh starts a PgBouncer)'
+      : false,
+  settings: { databasePooler: 'transaction' },
+  async open() {
+    const { pooledDatabase } = await import('./postgres.js')
+    return pooledDatabase(process.env.TEST_DATABASE_URL ?? '', process.env.TEST_POOLER_URL ?? '')
+  },
+}
+
+/**
+ * The backends of the contract suites' core (the store, listings and their cursors, the
+ * change and tree logs, generations, names, bounds): `backends`, and PostgreSQL through a
+ * transaction pooler. The core only, so that CI's time stays bounded (about 45 s through the
+ * pooler at a load of 9); test/postgres/pooler.test.ts covers the commands, the feeds and
+ * the processes through one.
+ */
+export function throughPooler(backends: Backend[]): Backend[] {
+  return [...backends, poolerBackend]
 }
 
 /** The backends of the listing suites: allBackends and PostgreSQL with a read replica. */

@@ -96,3 +96,34 @@ export async function freshPostgresDatabase(
     },
   }
 }
+
+/**
+ * A fresh database made on the server of `url`, its store opened through the pooler of
+ * `poolerUrl` (the same role and server) with DATABASE_POOLER=transaction.
+ */
+export async function pooledDatabase(
+  url: string,
+  poolerUrl: string,
+): Promise<{ store: Store; url: string; cleanup(): Promise<void> }> {
+  if (poolerUrl === '') throw new Error('TEST_POOLER_URL is not set (.ci/pgbouncer.sh starts a PgBouncer)')
+  const database = await createEmptyDatabase(url)
+  const through = withDatabase(poolerUrl, decodeURIComponent(new URL(database.url).pathname.slice(1)))
+  let store: Store
+  try {
+    store = await openStore({ ...TEST_SETTINGS, databaseUrl: through, databasePooler: 'transaction' })
+  } catch (error) {
+    await database.drop()
+    throw error
+  }
+  let cleaned = false
+  return {
+    store,
+    url: through,
+    async cleanup() {
+      if (cleaned) return
+      cleaned = true
+      await store.close()
+      await database.drop()
+    },
+  }
+}
