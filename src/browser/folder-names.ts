@@ -37,6 +37,16 @@ export function rememberNames(folders: readonly Pick<Folder, 'id' | 'name'>[]): 
   }
 }
 
+/** Forgets every name (signed out: the next user must not see the last one's names). */
+export function forgetNames(): void {
+  names.clear()
+  try {
+    sessionStorage.removeItem(KEY)
+  } catch {
+    // storage disabled: nothing was kept
+  }
+}
+
 export function folderName(id: string): string | undefined {
   return names.get(id)
 }

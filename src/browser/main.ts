@@ -6,12 +6,18 @@ import {
   type FolderTree,
 } from '../client/index.js'
 import { describeChanges } from './change-summary.js'
-import { folderName, lookUpNames, rememberNames } from './folder-names.js'
+import { folderName, forgetNames, lookUpNames, rememberNames } from './folder-names.js'
 import { enableRowKeys, focusedRow, focusRow, renderRows } from './folder-rows.js'
 import { touchesListing } from './listing-touched.js'
-import { makePager, pageCount, showPager } from './pager.js'
-import { clearSessionId, isSessionId, readSessionId, setSessionId } from './session-cookie.js'
-import { forgetUser, rememberUser, signedInUser } from './signed-in-user.js'
+import { clearPager, makePager, pageCount, showPager } from './pager.js'
+import {
+  clearSessionId,
+  isSessionId,
+  onSessionChange,
+  readSessionId,
+  setSessionId,
+} from './session-cookie.js'
+import { forgetUser, onUserNamed, rememberUser, signedInUser } from './signed-in-user.js'
 import { followShared, type SharedBatch } from './shared-follow.js'
 import { makeTreePane } from './tree-pane.js'
 import { trailOf } from './tree-rows.js'
@@ -24,6 +30,11 @@ import { orderOf, parseViewState, stateForLink, viewHash, type ViewState } from 
  * (shared-follow.ts): the tree pane shows it, the listing is listed again when a change
  * touches the open folder, and the breadcrumbs are the open folder's place in it. The DOM is built with createElement and
  * textContent only (the CSP enforces Trusted Types).
+ *
+ * A window shows one session at a time (`session`). The cookie is the whole browser's: when
+ * another window signs out or signs in as someone else, this one takes down everything it
+ * showed of its session and stops following it at once (leaveSession), and says what
+ * happened; it shows the new session only when asked to.
  */
 
 const client = new FolderServiceClient({
@@ -64,6 +75,7 @@ const ui = {
   state: element<HTMLElement>('state'),
   stateText: element<HTMLElement>('state-text'),
   retry: element<HTMLButtonElement>('retry'),
+  resume: element<HTMLButtonElement>('resume'),
   toRoot: element<HTMLAnchorElement>('to-root'),
   loading: element<HTMLElement>('loading'),
   columns: element<HTMLElement>('columns'),
@@ -91,6 +103,10 @@ function pick<K extends keyof ViewState>(view: ViewState, ...keys: K[]): Pick<Vi
   ) as Pick<ViewState, K>
 }
 
+/** the session this window shows (null: the sign-in form, or nothing yet) */
+let session: string | null = null
+/** the cookie names another session than `session`: the window says so, and shows nothing */
+let stale = false
 let inFlight: AbortController | null = null
 let loadingTimer: ReturnType<typeof setTimeout> | undefined
 /** the trail of the folder the list shows (null: none yet), to focus the one come from when going up */
@@ -129,18 +145,85 @@ function showWho(sessionId: string): void {
   ui.who.textContent = username === null ? 'Signed in' : `Signed in as ${username}`
 }
 
+/**
+ * Takes down everything shown of the session: the follow, the list, its count and pagers,
+ * the breadcrumbs, the tree, the last announcement, the names remembered. Hidden is not
+ * enough: the next sign-in shows the section again before its first answer.
+ */
+function clearSession(): void {
+  inFlight?.abort()
+  relisting?.abort()
+  clearTimeout(loadingTimer)
+  endFollow()
+  tree.stop()
+  live = null
+  shownTrail = null
+  ui.folders.replaceChildren()
+  ui.columns.hidden = true
+  for (const pager of pagers) clearPager(pager)
+  ui.total.textContent = ''
+  ui.announce.textContent = ''
+  ui.breadcrumbs.replaceChildren()
+  ui.state.hidden = true
+  ui.loading.hidden = true
+  forgetNames()
+}
+
 function showSignIn(reason: string | null): void {
+  session = null
+  stale = false
+  clearSession()
   ui.browser.hidden = true
   ui.signOut.hidden = true
   ui.who.textContent = ''
   ui.signIn.hidden = false
-  endFollow()
-  tree.stop()
   ui.signInReason.hidden = reason === null
   ui.signInReason.textContent = reason ?? ''
-  shownTrail = null
   setTitle('Sign in')
   ui.sessionInput.focus()
+}
+
+/** What a window left by its session says: who is signed in now, where known. */
+function staleText(now: string): string {
+  const username = signedInUser(now)
+  return (
+    (username === null
+      ? 'Another session was signed in, in another window.'
+      : `Now signed in as ${username}, in another window.`) +
+    " This window no longer shows the previous session's folders."
+  )
+}
+
+/**
+ * The cookie no longer names the session this window shows: signed out in another window,
+ * or signed in there as someone (or with some session) else. Nothing of the old session
+ * stays, is asked for or is followed; a sign-out shows the sign-in form, another session a
+ * state that says who is signed in now, with a button to show that session's folders.
+ */
+function leaveSession(now: string | null): void {
+  followFailedAt = 0 // the next session's follow owes nothing to this one's failures
+  if (now === null) {
+    forgetUser()
+    showSignIn('Signed out in another window.')
+    return
+  }
+  const first = !stale
+  stale = true
+  clearSession()
+  ui.signIn.hidden = true
+  ui.browser.hidden = false
+  ui.signOut.hidden = false
+  showWho(now)
+  setTitle('Signed in elsewhere')
+  showState(staleText(now), { resume: true })
+  if (first) ui.resume.focus()
+}
+
+/** Whether the cookie still names the session shown; if not, a render says what changed. */
+function stillSignedIn(): boolean {
+  if (readSessionId() === session) return true
+  void render()
+  return false
 }
 
 function hideListing(): void {
@@ -168,12 +251,13 @@ function focusLost(): boolean {
  * A problem state in place of the listing (its controls hidden too); `retry` offers "Try
  * again", `root` a way out. The focus goes to that action when it had nowhere to be.
  */
-function showState(text: string, options: { retry?: boolean; root?: boolean } = {}): void {
+function showState(text: string, options: { retry?: boolean; root?: boolean; resume?: boolean } = {}): void {
   const lost = focusLost() || focusedRow(ui.folders) !== null
   ui.state.hidden = false
   ui.stateText.textContent = text
   ui.retry.hidden = options.retry !== true
   ui.toRoot.hidden = options.root !== true
+  ui.resume.hidden = options.resume !== true
   ui.loading.hidden = true
   ui.toolbar.hidden = true
   ui.total.textContent = ''
@@ -306,7 +390,7 @@ async function relist(): Promise<void> {
   relisting = controller
   try {
     const fresh = await listView(view, controller.signal)
-    if (controller.signal.aborted || live !== current) return
+    if (controller.signal.aborted || live !== current || !stillSignedIn()) return
     if (pageInRange(fresh) !== null) {
       void render() // the page emptied past the end: land on the last one
       return
@@ -373,8 +457,12 @@ function startFollow(sessionId: string): void {
     return
   }
   tree.waiting(true)
-  stopFollow = followShared(client, sessionId, {
+  stopFollow = followShared(client, sessionId, readSessionId, {
     batch: onTreeBatch,
+    left: () => {
+      stopFollow = null
+      void render() // says what changed
+    },
     failed: () => {
       stopFollow = null
       heldTree = null
@@ -403,10 +491,16 @@ async function render(): Promise<void> {
   clearTimeout(loadingTimer)
   live = null
   const sessionId = readSessionId()
+  if (session !== null && sessionId !== session) {
+    leaveSession(sessionId)
+    return
+  }
   if (sessionId === null) {
     showSignIn(null)
     return
   }
+  session = sessionId
+  stale = false
   const view = parseViewState(location.hash)
   const cameFrom = shownTrail
   ui.signIn.hidden = true
@@ -427,6 +521,7 @@ async function render(): Promise<void> {
   loadingTimer = setTimeout(showLoading, LOADING_DELAY_MS)
   try {
     const page = await listView(view, controller.signal)
+    if (!stillSignedIn()) return // an answer for the session that left: not shown
     const last = pageInRange(page)
     if (last !== null) {
       // Beyond the last page: show the last one instead (the same history entry).
@@ -454,7 +549,7 @@ async function render(): Promise<void> {
       if (!controller.signal.aborted && heldTree === null) renderPlace(view.trail, { settled: true })
     }
   } catch (error) {
-    if (controller.signal.aborted) return // a newer render took over
+    if (controller.signal.aborted || !stillSignedIn()) return // a newer render took over
     clearTimeout(loadingTimer)
     shownTrail = null
     renderError(error, view)
@@ -492,6 +587,7 @@ ui.signInForm.addEventListener('submit', (event) => {
   }
   forgetUser()
   setSessionId(id)
+  session = readSessionId()
   ui.sessionInput.value = ''
   navigate({ trail: [] })
 })
@@ -499,8 +595,29 @@ ui.signInForm.addEventListener('submit', (event) => {
 ui.signOut.addEventListener('click', () => {
   clearSessionId()
   forgetUser()
+  session = null
   history.replaceState(null, '', location.pathname)
   void render()
+})
+
+// The session this window was left by is shown when the reader asks, from the root.
+ui.resume.addEventListener('click', () => {
+  session = readSessionId()
+  navigate({ trail: [] })
+})
+
+// Another window signed in or out: this one leaves its session at once if it was that.
+onSessionChange(() => {
+  if (session !== null && (stale || readSessionId() !== session)) void render()
+})
+// Another window learned who is signed in now: the header (and a left window) say it.
+onUserNamed(() => {
+  const now = readSessionId()
+  if (now === null || session === null) return
+  if (stale) {
+    showWho(now)
+    ui.stateText.textContent = staleText(now)
+  } else if (now === session) showWho(now)
 })
 
 ui.retry.addEventListener('click', () => void render())

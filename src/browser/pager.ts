@@ -61,6 +61,14 @@ function setLink(
   else anchor.href = hrefOf(href)
 }
 
+/** Hides the pager and empties it (signed out: nothing of the last listing stays in it). */
+export function clearPager(pager: Pager): void {
+  pager.nav.hidden = true
+  for (const link of [pager.first, pager.prev, pager.next, pager.last]) link.removeAttribute('href')
+  pager.number.value = ''
+  pager.of.textContent = ''
+}
+
 /** The pages of a listing: ceil(total / limit), at least one. */
 export function pageCount(page: FolderPage): number {
   return Math.max(1, Math.ceil(page.body.total / page.body.limit))

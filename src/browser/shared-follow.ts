@@ -5,6 +5,7 @@ import {
   type FolderServiceClient,
   type TreeEntry,
 } from '../client/index.js'
+import { followTree, type TreeSource } from '../client/follow-tree.js'
 import { sleep } from '../client/retry-after.js'
 
 /**
@@ -18,14 +19,22 @@ import { sleep } from '../client/retry-after.js'
  * The leader is the tab that holds the Web Lock named after the session; the others queue
  * for it. The leader relays every batch over a BroadcastChannel of the same name; a tab
  * that joins says hello and gets the tree the leader holds, then the batches. When the
- * leader's tab closes, is hidden or signs out, its lock is released and the next tab in the
- * queue takes over with a new download. Where the browser offers no Web Locks (a page served
+ * leader's tab closes or is hidden, its lock is released and the next tab in the queue
+ * takes over with a new download (a sign-out ends every tab's follow: below). Where the browser offers no Web Locks (a page served
  * over plain HTTP to another host is no secure context), each tab leads alone: one request
  * per visible tab.
  *
  * Trouble that passes (429 past the bound, 503, the network) is tried again after the
  * service's Retry-After (or a pause), with a new download: the follow recovers by itself
  * when a slot frees. Any other problem (401, 403) goes to `failed` and ends the follow.
+ *
+ * The cookie is the browser's, not the tab's: a sign-out or another user's sign-in in any
+ * window changes what the next request carries. So the follow belongs to one session and
+ * checks that the cookie still names it (`signedIn`) before each request and on receipt of
+ * each answer and each relayed message: a leader never asks with another session's cookie
+ * (which would put one user's tree on another's channel), and no tab shows or relays an
+ * answer that arrives after its session left. On a mismatch the follow ends at once
+ * (`left`); the page says what changed.
  */
 
 /** What each tab gets: its own copy of the tree, and the entries that changed it. */
@@ -40,6 +49,15 @@ export interface SharedBatch {
 export interface SharedFollowHandlers {
   batch(batch: SharedBatch): void
   failed(error: unknown): void
+  /** the cookie no longer names the follow's session (signed out, or in as another): it stopped */
+  left(): void
+}
+
+/** Thrown where the follow finds that the cookie names another session than its own. */
+class SessionLeft extends Error {
+  constructor() {
+    super('the session followed is no longer the one signed in')
+  }
 }
 
 type Message =
@@ -63,13 +81,13 @@ const isTransient = (error: unknown) => error instanceof FolderServiceError && T
  * goes to `deliver`. Transient trouble starts a new download after the pause asked for.
  */
 async function lead(
-  client: FolderServiceClient,
+  source: TreeSource,
   signal: AbortSignal,
   deliver: (batch: SharedBatch) => void,
 ): Promise<void> {
   while (!signal.aborted) {
     try {
-      for await (const batch of client.tree({ signal, wait: WAIT_SECONDS })) deliver(batch)
+      for await (const batch of followTree(source, { signal, wait: WAIT_SECONDS })) deliver(batch)
     } catch (error) {
       if (signal.aborted) return
       if (!isTransient(error)) throw error
@@ -90,14 +108,20 @@ interface Locks {
 /** The name of the session's lock and channel (the session id stays in this browser's origin). */
 const shareName = (sessionId: string) => `folder-browser-tree:${sessionId}`
 
-/** Starts following for this tab; the returned function stops it (and hands the lead on). */
+/**
+ * Starts following `sessionId`'s tree for this tab; `signedIn` reads the session the
+ * browser is signed in with now (the cookie). The returned function stops the follow (and
+ * hands the lead on).
+ */
 export function followShared(
   client: FolderServiceClient,
   sessionId: string,
+  signedIn: () => string | null,
   handlers: SharedFollowHandlers,
 ): () => void {
   const controller = new AbortController()
   const { signal } = controller
+  const holds = () => signedIn() === sessionId
   const locks = (globalThis as { navigator?: { locks?: Locks } }).navigator?.locks
   const channel =
     locks !== undefined && typeof BroadcastChannel === 'function'
@@ -115,6 +139,27 @@ export function followShared(
     channel?.close()
     handlers.failed(error)
   }
+  /** The session left: stop at once (a held request is aborted), tell nobody anything of it. */
+  const leave = () => {
+    if (signal.aborted) return
+    controller.abort()
+    channel?.close()
+    handlers.left()
+  }
+
+  /**
+   * The leader's requests: never sent, nor their answers taken, once the session left. (A
+   * 429 or 503 the client itself retries after Retry-After is checked on receipt only; the
+   * page aborts the follow, and with it that wait, as soon as it hears of a sign-in or out.)
+   */
+  const source: TreeSource = {
+    async treeChanges(params, options) {
+      if (!holds()) throw new SessionLeft()
+      const body = await client.treeChanges(params, options)
+      if (!holds()) throw new SessionLeft()
+      return body
+    },
+  }
 
   const deliverOwn = (batch: SharedBatch) => {
     tree = batch.tree
@@ -126,6 +171,10 @@ export function followShared(
   channel?.addEventListener('message', (event) => {
     // Only this module posts on the channel (same origin, its own name).
     const message = (event as Event & { data: Message }).data
+    if (!holds()) {
+      leave() // whatever it says is of a session this tab no longer shows
+      return
+    }
     if (message.kind === 'hello') {
       if (leading && tree !== null) post({ kind: 'snapshot', folders: [...tree.folders()], atPresent })
       return
@@ -151,10 +200,13 @@ export function followShared(
   const runAsLeader = async () => {
     leading = true
     try {
-      await lead(client, signal, deliverOwn)
+      await lead(source, signal, deliverOwn)
     } catch (error) {
-      post({ kind: 'failed' })
-      fail(error)
+      if (error instanceof SessionLeft) leave()
+      else {
+        post({ kind: 'failed' })
+        fail(error)
+      }
     } finally {
       leading = false
     }

@@ -10,26 +10,52 @@ import { problemBody, sendJson, useScriptedServer } from '../helpers/apps/script
  * Node (no Web Locks here: the tab leads alone, as in a page that is no secure context),
  * against services that would turn it into a request flood or stop it for good: one
  * answering at once with nothing (draining), one past the per-session bound (429 with
- * Retry-After) until a slot frees, one that signs the session out. Sharing between tabs is
- * tested in a real Chromium in folder-browser.test.ts.
+ * Retry-After) until a slot frees, one that signs the session out; and a follow whose
+ * session stops being the one signed in (the cookie changed in another window) while an
+ * answer is on its way. Sharing between tabs is tested in a real Chromium in
+ * folder-browser.test.ts and sign-out.test.ts.
  */
 
 const SESSION = '00000000-0000-4000-8000-000000000000'
+const OTHER_SESSION = '00000000-0000-4000-8000-000000000001'
 const scripted = useScriptedServer()
 const isDownload = (url: string) => !new URL(url, 'http://x').searchParams.has('cursor')
 
-/** Follows for `ms`, then stops; the batches and failures seen. */
-async function followFor(ms: number): Promise<{ batches: SharedBatch[]; failed: unknown[] }> {
+interface Seen {
+  batches: SharedBatch[]
+  failed: unknown[]
+  /** times the follow said its session left */
+  left: number
+}
+
+/**
+ * Follows while `signedIn()` says which session the browser is signed in with: what it
+ * sees, and the function that stops it.
+ */
+function follow(signedIn: () => string | null = () => SESSION): { seen: Seen; stop: () => void } {
   const client = new FolderServiceClient({ baseUrl: scripted().base, sessionId: SESSION, maxRetries: 0 })
-  const batches: SharedBatch[] = []
-  const failed: unknown[] = []
-  const stop = followShared(client, SESSION, {
-    batch: (batch) => batches.push(batch),
-    failed: (error) => failed.push(error),
+  const seen: Seen = { batches: [], failed: [], left: 0 }
+  const stop = followShared(client, SESSION, signedIn, {
+    batch: (batch) => seen.batches.push(batch),
+    failed: (error) => seen.failed.push(error),
+    left: () => seen.left++,
   })
+  return { seen, stop }
+}
+
+/** Follows for `ms`, then stops; the batches and failures seen. */
+async function followFor(ms: number): Promise<Seen> {
+  const { seen, stop } = follow()
   await new Promise((resolve) => setTimeout(resolve, ms))
   stop()
-  return { batches, failed }
+  return seen
+}
+
+/** Polls `condition` until it holds (at most 10 s). */
+async function waitFor(condition: () => boolean, what: string): Promise<void> {
+  for (const started = Date.now(); !condition(); await new Promise((resolve) => setTimeout(resolve, 20))) {
+    if (Date.now() - started > 10_000) assert.fail(`timed out waiting for ${what}`)
+  }
 }
 
 describe('tree follow pacing and recovery', { timeout: 30_000 }, () => {
@@ -67,6 +93,47 @@ describe('tree follow pacing and recovery', { timeout: 30_000 }, () => {
     )
     const present = batches.find((batch) => batch.atPresent)
     assert.equal(present?.tree.get(docs.id)?.name, 'Documents')
+  })
+
+  it('the session signed in changes while an answer is held: it is neither delivered nor relayed, and nothing more is asked', async () => {
+    const docs = folder(1, 'Documents', null)
+    const after = folder(2, 'Created after the sign-out', null)
+    const held: { answer?: () => void } = {}
+    scripted().handle = (request, response) => {
+      if (isDownload(request.url ?? '/'))
+        sendJson(response, 200, { changes: [upsert(docs)], cursor: 'c1', has_more: false })
+      else
+        held.answer = () =>
+          sendJson(response, 200, { changes: [upsert(after)], cursor: 'c2', has_more: false })
+    }
+    let signedIn: string | null = SESSION
+    const { seen, stop } = follow(() => signedIn)
+    try {
+      await waitFor(() => held.answer !== undefined, 'the held request')
+      signedIn = OTHER_SESSION // another window signed in as someone else
+      held.answer?.()
+      await waitFor(() => seen.left === 1, 'the follow to leave')
+    } finally {
+      stop()
+      assert.deepEqual(
+        seen.batches.map((batch) => [...batch.tree.folders()].map((f) => f.name)),
+        [['Documents']],
+        'only what came while the session was signed in',
+      )
+      assert.deepEqual(seen.failed, [])
+      assert.equal(seen.left, 1)
+      assert.equal(scripted().requests.length, 2, 'no request after the session left')
+    }
+  })
+
+  it('a follow whose session is no longer signed in sends nothing (a leader never asks with another cookie)', async () => {
+    scripted().handle = (_request, response) =>
+      sendJson(response, 200, { changes: [], cursor: 'c0', has_more: false })
+    const { seen, stop } = follow(() => null)
+    await waitFor(() => seen.left === 1, 'the follow to leave')
+    stop()
+    assert.equal(scripted().requests.length, 0)
+    assert.deepEqual(seen.batches, [])
   })
 
   it('401: the follow stops and says so once; no request after it', async () => {
